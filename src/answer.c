@@ -1,0 +1,339 @@
+/* answer.c: checks and renormalises a backend's distribution, applies the
+ * temperature, and builds the typed answers of spec 2.2 and the stored
+ * untempered distribution (design.md section 7).  Pure: no I/O, no global
+ * state; one row per question type in the builders[] table. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "answer.h"
+#include "question.h"
+
+#define STACK_CAP	256	/* tempered values kept on the stack */
+
+struct builder {
+	/* Adds the type's members after "type"; q tempered, n = arity. */
+	int		 (*answer)(json_object *o, json_object *criteria,
+			    const double *q, size_t n, double threshold);
+	json_object	*(*distribution)(json_object *criteria,
+			    const double *p, size_t n);
+};
+
+static int	 choice_answer(json_object *, json_object *, const double *,
+		    size_t, double);
+static int	 score_answer(json_object *, json_object *, const double *,
+		    size_t, double);
+static int	 noul_answer(json_object *, json_object *, const double *,
+		    size_t, double);
+static json_object *choice_distribution(json_object *, const double *,
+		    size_t);
+static json_object *score_distribution(json_object *, const double *,
+		    size_t);
+static json_object *noul_distribution(json_object *, const double *, size_t);
+
+static const struct builder builders[Q__MAX] = {
+	[Q_CHOICE] = { choice_answer, choice_distribution },
+	[Q_SCORE] = { score_answer, score_distribution },
+	[Q_NOUL] = { noul_answer, noul_distribution },
+};
+
+/*
+ * A JSON double printed in the shortest of %.15g, %.16g, %.17g that reads
+ * back as the same value (json-c's own "%.17g" prints 0.1 as
+ * 0.10000000000000001), with ".0" added to integral values so that they
+ * stay visibly numbers of type double.  Non-finite values, which JSON
+ * cannot carry, become 0.0.  New object, or NULL without memory.
+ */
+static json_object *
+num(double d)
+{
+	char	 buf[40];
+	int	 prec;
+
+	if (!isfinite(d))
+		d = 0;
+	if (d == 0)
+		d = 0;		/* no "-0.0" */
+	for (prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	if (strspn(buf, "-0123456789") == strlen(buf))
+		strncat(buf, ".0", sizeof(buf) - strlen(buf) - 1);
+	return json_object_new_double_s(d, buf);
+}
+
+/* Adds v under k, taking ownership; -1 (v released) on any failure. */
+static int
+put(json_object *o, const char *k, json_object *v)
+{
+	if (v == NULL)
+		return -1;
+	if (json_object_object_add(o, k, v) != 0) {
+		json_object_put(v);
+		return -1;
+	}
+	return 0;
+}
+
+static size_t
+argmax(const double *q, size_t n)
+{
+	size_t	 i, best = 0;
+
+	for (i = 1; i < n; i++)
+		if (q[i] > q[best])
+			best = i;
+	return best;
+}
+
+int
+answer_normalise(double *p, size_t n)
+{
+	double	 max = 0, sum = 0, scale;
+	size_t	 i;
+
+	if (p == NULL || n == 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!isfinite(p[i]) || p[i] < 0)
+			return -1;
+		if (p[i] > max)
+			max = p[i];
+	}
+	if (max == 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		sum += p[i];
+	if (isfinite(sum)) {
+		for (i = 0; i < n; i++)
+			p[i] = p[i] == 0 ? 0 : p[i] / sum;
+		return 0;
+	}
+	/* Huge values: the sum overflowed; scale by the largest first. */
+	sum = 0;
+	for (i = 0; i < n; i++)
+		sum += p[i] / max;
+	scale = 1 / sum;
+	for (i = 0; i < n; i++)
+		p[i] = p[i] == 0 ? 0 : p[i] / max * scale;
+	return 0;
+}
+
+void
+answer_temper(const double *p, size_t n, double T, double *q)
+{
+	double	 a, max = 0, sum = 0;
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] > max)
+			max = p[i];
+	if (!(T > 0) || T == 1 || !(max > 0)) {
+		if (q != p)
+			memmove(q, p, n * sizeof(*q));
+		return;
+	}
+	/* (p_i / max)^(1/T): the largest weight is exactly 1, so the sum is
+	 * at least 1 whatever T; a tiny T sends the others to 0, a huge one
+	 * to 1 (uniform over the non-zero p_i). */
+	a = 1 / T;
+	for (i = 0; i < n; i++) {
+		q[i] = p[i] > 0 ? pow(p[i] / max, a) : 0;
+		sum += q[i];
+	}
+	for (i = 0; i < n; i++)
+		q[i] /= sum;
+}
+
+/* choice */
+
+static int
+choice_answer(json_object *o, json_object *c, const double *q, size_t n,
+    double threshold)
+{
+	json_object	*probs;
+	const char	*chosen = NULL;
+	size_t		 i = 0, best;
+	int		 err = 0;
+
+	best = argmax(q, n);
+	if ((probs = json_object_new_object()) == NULL)
+		return -1;
+	json_object_object_foreach(c, k, v) {
+		(void)v;
+		if (i == best)
+			chosen = k;
+		err |= put(probs, k, num(q[i]));
+		i++;
+	}
+	if (chosen == NULL)
+		err = -1;
+	err |= put(o, "choice", chosen ? json_object_new_string(chosen) : NULL);
+	err |= put(o, "probabilities", probs);
+	err |= put(o, "confidence", num(q[best]));
+	err |= put(o, "x_abstain", json_object_new_boolean(q[best] < threshold));
+	return err ? -1 : 0;
+}
+
+static json_object *
+choice_distribution(json_object *c, const double *p, size_t n)
+{
+	json_object	*o;
+	size_t		 i = 0;
+	int		 err = 0;
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	json_object_object_foreach(c, k, v) {
+		(void)v;
+		if (i < n)
+			err |= put(o, k, num(p[i]));
+		i++;
+	}
+	if (err) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* score */
+
+static int
+score_answer(json_object *o, json_object *c, const double *q, size_t n,
+    double threshold)
+{
+	json_object	*legend, *probs, *label;
+	char		 idx[24];
+	double		 score = 0;
+	size_t		 i, best;
+	int		 err = 0;
+
+	best = argmax(q, n);
+	for (i = 0; i < n; i++)
+		score += (double)i * q[i];
+	legend = json_object_new_object();
+	probs = json_object_new_object();
+	if (legend == NULL || probs == NULL) {
+		json_object_put(legend);
+		json_object_put(probs);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(idx, sizeof(idx), "%zu", i);
+		label = json_object_array_get_idx(c, i);
+		err |= put(legend, idx, json_object_new_string_len(
+		    json_object_get_string(label),
+		    json_object_get_string_len(label)));
+		err |= put(probs, idx, num(q[i]));
+	}
+	err |= put(o, "score", num(score));
+	err |= put(o, "legend", legend);
+	err |= put(o, "probabilities", probs);
+	err |= put(o, "confidence", num(q[best]));
+	err |= put(o, "x_abstain", json_object_new_boolean(q[best] < threshold));
+	return err ? -1 : 0;
+}
+
+static json_object *
+score_distribution(json_object *c, const double *p, size_t n)
+{
+	json_object	*a;
+	size_t		 i;
+
+	(void)c;
+	if ((a = json_object_new_array()) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		json_object	*v = num(p[i]);
+
+		if (v == NULL || json_object_array_add(a, v) != 0) {
+			json_object_put(v);
+			json_object_put(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+/* noul: q[0] = P(true), q[1] = P(false) */
+
+static int
+noul_answer(json_object *o, json_object *c, const double *q, size_t n,
+    double threshold)
+{
+	double	 t = q[0], conf;
+	int	 err = 0;
+
+	(void)c;
+	(void)n;
+	conf = t > 1 - t ? t : 1 - t;
+	err |= put(o, "noul", num(t));
+	err |= put(o, "x_abstain", json_object_new_boolean(conf < threshold));
+	return err ? -1 : 0;
+}
+
+static json_object *
+noul_distribution(json_object *c, const double *p, size_t n)
+{
+	(void)c;
+	(void)n;
+	return num(p[0]);
+}
+
+/* Public interface */
+
+static json_object *
+criteria_of(json_object *question)
+{
+	json_object	*c;
+
+	return json_object_object_get_ex(question, "criteria", &c) ? c : NULL;
+}
+
+json_object *
+answer_build(json_object *question, const double *p, size_t n, double T,
+    double threshold)
+{
+	json_object	*o;
+	double		 stackq[STACK_CAP], *q;
+	enum qtype	 t;
+	int		 err = 0;
+
+	t = question_type(question);
+	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
+		return NULL;
+	q = n <= STACK_CAP ? stackq : malloc(n * sizeof(*q));
+	if (q == NULL)
+		return NULL;
+	answer_temper(p, n, T, q);
+	if ((o = json_object_new_object()) != NULL) {
+		err |= put(o, "type",
+		    json_object_new_string(question_type_name(t)));
+		err |= builders[t].answer(o, criteria_of(question), q, n,
+		    threshold);
+		if (err) {
+			json_object_put(o);
+			o = NULL;
+		}
+	}
+	if (q != stackq)
+		free(q);
+	return o;
+}
+
+json_object *
+answer_distribution_json(json_object *question, const double *p, size_t n)
+{
+	enum qtype	 t;
+
+	t = question_type(question);
+	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
+		return NULL;
+	return builders[t].distribution(criteria_of(question), p, n);
+}

@@ -1,0 +1,379 @@
+/* backend_lexical.c: the built-in offline backend, a deterministic
+ * word-overlap baseline (design.md section 7).  It is not a model: it only
+ * tells which outcome's words the state repeats.
+ *
+ * Words are runs of ASCII letters and digits and of bytes >= 0x80 (so UTF-8
+ * text stays in one piece), compared bytewise after folding ASCII A-Z to
+ * a-z.  A few English stop words ("the", "is", ...) are ignored when
+ * matching, so that they do not decide between outcomes.
+ *
+ * The state's words go once into an open-addressing hash set.  The overlap
+ * of an outcome is the number of distinct state words found among the
+ * outcome's words (each slot carries the stamp of the last outcome that
+ * matched it, so a word repeated in an option counts once).  Then:
+ *
+ *	choice	score_i = 1 + overlap(option key i and its description, if a
+ *		string)
+ *	score	score_i = 1 + overlap(level label i)
+ *	noul	score_true = 1 + overlap("true" description), score_false =
+ *		1 + overlap("false" description); with neither description a
+ *		string, score_true = 1 + overlap(instructions, if a string),
+ *		score_false = 1
+ *
+ * and p_i = score_i / sum_j score_j: a plain normalisation (no softmax),
+ * so every probability is > 0 and no overlap is ever certain.  The
+ * instructions do not enter choice and score scores: they are the same for
+ * every option and would only flatten the distribution. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "backend_lexical.h"
+#include "question.h"
+
+#define STOP_MAXLEN	8	/* longest stop word, plus one */
+
+/* Sorted bytewise for bsearch(). */
+static const char *const stopwords[] = {
+	"a", "an", "and", "are", "as", "at", "be", "by", "for", "from",
+	"has", "have", "in", "is", "it", "its", "of", "on", "or", "that",
+	"the", "this", "to", "was", "were", "will", "with",
+};
+
+struct slot {
+	const char	*w;	/* into the state text; NULL if free */
+	size_t		 len;
+	size_t		 mark;	/* stamp of the last outcome that matched */
+};
+
+struct wordset {
+	struct slot	*slots;	/* owned; NULL: the state has no words */
+	size_t		 mask;	/* capacity - 1, capacity a power of 2 */
+};
+
+struct scorer {
+	void	(*score)(struct wordset *, json_object *criteria,
+		    json_object *question, double *s, size_t n);
+};
+
+static void	 choice_score(struct wordset *, json_object *,
+		    json_object *, double *, size_t);
+static void	 score_score(struct wordset *, json_object *,
+		    json_object *, double *, size_t);
+static void	 noul_score(struct wordset *, json_object *,
+		    json_object *, double *, size_t);
+
+static const struct scorer scorers[Q__MAX] = {
+	[Q_CHOICE] = { choice_score },
+	[Q_SCORE] = { score_score },
+	[Q_NOUL] = { noul_score },
+};
+
+static int
+is_word(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c >= 0x80;
+}
+
+static unsigned char
+fold(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+/* The next word at or after s, its length in *len; NULL at the end. */
+static const char *
+next_word(const char *s, size_t *len)
+{
+	size_t	 n = 0;
+
+	while (*s != '\0' && !is_word((unsigned char)*s))
+		s++;
+	if (*s == '\0')
+		return NULL;
+	while (is_word((unsigned char)s[n]))
+		n++;
+	*len = n;
+	return s;
+}
+
+static int
+stop_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+static int
+is_stopword(const char *w, size_t len)
+{
+	char	 buf[STOP_MAXLEN];
+	size_t	 i;
+
+	if (len >= sizeof(buf))
+		return 0;
+	for (i = 0; i < len; i++)
+		buf[i] = (char)fold((unsigned char)w[i]);
+	buf[len] = '\0';
+	return bsearch(buf, stopwords, sizeof(stopwords) / sizeof(stopwords[0]),
+	    sizeof(stopwords[0]), stop_cmp) != NULL;
+}
+
+static uint64_t
+hash(const char *w, size_t len)
+{
+	uint64_t	 h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+	size_t		 i;
+
+	for (i = 0; i < len; i++) {
+		h ^= fold((unsigned char)w[i]);
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static int
+same(const char *a, size_t alen, const char *b, size_t blen)
+{
+	size_t	 i;
+
+	if (alen != blen)
+		return 0;
+	for (i = 0; i < alen; i++)
+		if (fold((unsigned char)a[i]) != fold((unsigned char)b[i]))
+			return 0;
+	return 1;
+}
+
+/* The slot holding w, or the free slot where it belongs. */
+static struct slot *
+find(struct wordset *ws, const char *w, size_t len)
+{
+	size_t	 i;
+
+	for (i = (size_t)hash(w, len) & ws->mask; ; i = (i + 1) & ws->mask) {
+		struct slot	*sl = &ws->slots[i];
+
+		if (sl->w == NULL || same(sl->w, sl->len, w, len))
+			return sl;
+	}
+}
+
+/* Fills ws with the distinct non-stop words of text.  Without memory or
+ * words, ws stays empty and every overlap is 0 (a uniform answer). */
+static void
+wordset_build(struct wordset *ws, const char *text)
+{
+	const char	*w;
+	size_t		 len, count = 0, cap = 16;
+	struct slot	*sl;
+
+	ws->slots = NULL;
+	ws->mask = 0;
+	for (w = text; (w = next_word(w, &len)) != NULL; w += len)
+		if (!is_stopword(w, len))
+			count++;
+	if (count == 0)
+		return;
+	while (cap < 2 * count && cap < SIZE_MAX / 4 / sizeof(*sl))
+		cap *= 2;
+	if ((ws->slots = calloc(cap, sizeof(*ws->slots))) == NULL)
+		return;
+	ws->mask = cap - 1;
+	for (w = text; (w = next_word(w, &len)) != NULL; w += len) {
+		if (is_stopword(w, len))
+			continue;
+		sl = find(ws, w, len);
+		if (sl->w == NULL) {
+			sl->w = w;
+			sl->len = len;
+		}
+	}
+}
+
+/* Distinct state words among the words of text not yet matched under
+ * stamp (> 0, one per outcome). */
+static size_t
+overlap(struct wordset *ws, const char *text, size_t stamp)
+{
+	const char	*w;
+	struct slot	*sl;
+	size_t		 len, n = 0;
+
+	if (ws->slots == NULL || text == NULL)
+		return 0;
+	for (w = text; (w = next_word(w, &len)) != NULL; w += len) {
+		if (is_stopword(w, len))
+			continue;
+		sl = find(ws, w, len);
+		if (sl->w != NULL && sl->mark != stamp) {
+			sl->mark = stamp;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* A text member that is a string, else NULL. */
+static const char *
+string_of(json_object *o)
+{
+	return json_object_is_type(o, json_type_string) ?
+	    json_object_get_string(o) : NULL;
+}
+
+static const char *
+member_string(json_object *obj, const char *key)
+{
+	json_object	*v;
+
+	if (!json_object_is_type(obj, json_type_object) ||
+	    !json_object_object_get_ex(obj, key, &v))
+		return NULL;
+	return string_of(v);
+}
+
+static void
+choice_score(struct wordset *ws, json_object *c, json_object *q,
+    double *s, size_t n)
+{
+	size_t	 i = 0, o;
+
+	(void)q;
+	json_object_object_foreach(c, k, v) {
+		if (i >= n)
+			break;
+		o = overlap(ws, k, i + 1) + overlap(ws, string_of(v), i + 1);
+		s[i] = 1 + (double)o;
+		i++;
+	}
+}
+
+static void
+score_score(struct wordset *ws, json_object *c, json_object *q,
+    double *s, size_t n)
+{
+	size_t	 i, o;
+
+	(void)q;
+	for (i = 0; i < n; i++) {
+		o = overlap(ws, string_of(json_object_array_get_idx(c, i)),
+		    i + 1);
+		s[i] = 1 + (double)o;
+	}
+}
+
+static void
+noul_score(struct wordset *ws, json_object *c, json_object *q,
+    double *s, size_t n)
+{
+	const char	*t, *f;
+	size_t		 ot, of;
+
+	(void)n;
+	t = member_string(c, "true");
+	f = member_string(c, "false");
+	if (t == NULL && f == NULL)
+		t = member_string(q, "instructions");
+	ot = overlap(ws, t, 1);
+	of = overlap(ws, f, 2);
+	s[0] = 1 + (double)ot;
+	s[1] = 1 + (double)of;
+}
+
+void
+lexical_distribution(const char *state_text, json_object *question,
+    double *p, size_t n)
+{
+	struct wordset	 ws;
+	json_object	*c = NULL;
+	enum qtype	 t;
+	double		 sum = 0;
+	size_t		 i;
+
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++)
+		p[i] = 1;
+	t = question_type(question);
+	if (t != Q__MAX && n == question_arity(question)) {
+		json_object_object_get_ex(question, "criteria", &c);
+		wordset_build(&ws, state_text != NULL ? state_text : "");
+		scorers[t].score(&ws, c, question, p, n);
+		free(ws.slots);
+	}
+	for (i = 0; i < n; i++)
+		sum += p[i];
+	for (i = 0; i < n; i++)
+		p[i] /= sum;
+}
+
+int
+lexical_count_words(const char *text)
+{
+	const char	*w;
+	size_t		 len;
+	int		 n = 0;
+
+	if (text == NULL)
+		return 0;
+	for (w = text; (w = next_word(w, &len)) != NULL; w += len)
+		if (n < INT_MAX)
+			n++;
+	return n;
+}
+
+/* Words of a free text member: a string, or the compact JSON of an object
+ * or array. */
+static long
+text_words(json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_string:
+		return lexical_count_words(json_object_get_string(o));
+	case json_type_object:
+	case json_type_array:
+		return lexical_count_words(json_object_to_json_string_ext(o,
+		    JSON_C_TO_STRING_PLAIN));
+	default:
+		return 0;
+	}
+}
+
+void
+lexical_usage(const char *state_text, json_object *questions,
+    long *input_tokens, long *output_tokens)
+{
+	json_object	*c, *instr;
+	long		 in;
+	size_t		 i;
+
+	in = lexical_count_words(state_text);
+	*output_tokens = 0;
+	if (json_object_is_type(questions, json_type_object)) {
+		*output_tokens = json_object_object_length(questions);
+		json_object_object_foreach(questions, name, q) {
+			in += lexical_count_words(name);
+			if (json_object_object_get_ex(q, "instructions",
+			    &instr))
+				in += text_words(instr);
+			if (!json_object_object_get_ex(q, "criteria", &c))
+				continue;
+			if (json_object_is_type(c, json_type_object)) {
+				json_object_object_foreach(c, k, v) {
+					in += lexical_count_words(k);
+					in += text_words(v);
+				}
+			} else if (json_object_is_type(c, json_type_array)) {
+				for (i = 0; i < json_object_array_length(c);
+				    i++)
+					in += text_words(
+					    json_object_array_get_idx(c, i));
+			}
+		}
+	}
+	*input_tokens = in;
+}
