@@ -1,0 +1,417 @@
+/* evalgate-admin: the administration console for a single host.
+ *
+ * It works on the SQLite file directly, through the same operations
+ * (ops.c) as the /admin/v1 routes.  Each command is a row of a table:
+ * its words, its positional arguments and options, each mapped to a
+ * JSON field of the operation's input, and how to print the output.
+ * Exit status: 0 done, 1 refused (one line on stderr), 2 bad usage. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <sodium.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "ops.h"
+#include "settings.h"
+#include "store.h"
+
+enum opt_kind {
+	OPT_FLAG,		/* --x: true */
+	OPT_ON_OFF,		/* --x on|off: boolean */
+	OPT_INT,		/* --x N */
+	OPT_INT_OR_DEFAULT,	/* --x N|default: integer or null */
+	OPT_NUMBER,		/* --x 0.5 */
+	OPT_STRING,		/* --x text */
+	OPT_STRINGS,		/* --x text, repeatable: array */
+	OPT_JSON,		/* --x '{"a":1}' */
+	OPT_FILE_JSON,		/* --x FILE holding JSON */
+	OPT_FILE_TEXT,		/* --x FILE: its text */
+};
+
+enum print { PRINT_OBJECT, PRINT_TABLE, PRINT_BARE };
+
+#define MAX_ARGS 3
+#define MAX_OPTS 10
+
+struct cli_opt {
+	const char	*flag;
+	const char	*field;
+	enum opt_kind	 kind;
+};
+
+struct cli_arg {
+	const char	*field;
+	int		 optional;
+};
+
+static const struct cli_cmd {
+	const char	*words[2];
+	struct cli_arg	 args[MAX_ARGS];
+	struct cli_opt	 opts[MAX_OPTS];
+	enum op		 op;
+	enum print	 print;
+	const char	*bare;		/* PRINT_BARE: the field printed */
+	const char	*usage;
+} cmds[] = {
+	{ { "app", "create" }, { { "name", 0 } },
+	  { { "--log-state", "log_state", OPT_FLAG },
+	    { "--admin", "admin", OPT_FLAG },
+	    { "--rate-per-minute", "rate_per_minute", OPT_INT },
+	    { "--daily-quota", "daily_quota", OPT_INT } },
+	  OP_APP_CREATE, PRINT_OBJECT, NULL,
+	  "app create NAME [--log-state] [--admin] [--rate-per-minute N] "
+	  "[--daily-quota N]" },
+	{ { "app", "update" }, { { "name", 0 } },
+	  { { "--log-state", "log_state", OPT_ON_OFF },
+	    { "--rate-per-minute", "rate_per_minute", OPT_INT_OR_DEFAULT },
+	    { "--daily-quota", "daily_quota", OPT_INT_OR_DEFAULT } },
+	  OP_APP_UPDATE, PRINT_OBJECT, NULL,
+	  "app update NAME [--log-state on|off] [--rate-per-minute N|default] "
+	  "[--daily-quota N|default]" },
+	{ { "app", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0 } },
+	  OP_APP_LIST, PRINT_TABLE, NULL, "app list" },
+	{ { "key", "issue" }, { { "application", 0 } },
+	  { { "--expires", "expires", OPT_STRING } },
+	  OP_KEY_ISSUE, PRINT_BARE, "key", "key issue APP [--expires RFC3339]" },
+	{ { "key", "revoke" }, { { "prefix", 0 } }, { { NULL, NULL, 0 } },
+	  OP_KEY_REVOKE, PRINT_OBJECT, NULL, "key revoke PREFIX" },
+	{ { "key", "list" }, { { "application", 1 } }, { { NULL, NULL, 0 } },
+	  OP_KEY_LIST, PRINT_TABLE, NULL, "key list [APP]" },
+};
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const char *db_arg;	/* --db PATH, overrides SERVICE_DB_PATH */
+
+static void
+usage(void)
+{
+	size_t i;
+
+	fprintf(stderr, "usage: evalgate-admin [--db PATH] COMMAND\n"
+	    "commands:\n  init\n");
+	for (i = 0; i < NCMDS; i++)
+		fprintf(stderr, "  %s\n", cmds[i].usage);
+	exit(2);
+}
+
+static void
+usage_of(const struct cli_cmd *c, const char *what, const char *arg)
+{
+	fprintf(stderr, "evalgate-admin: %s %s\nusage: evalgate-admin %s\n",
+	    arg, what, c->usage);
+	exit(2);
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE	*f = fopen(path, "rb");
+	char	*buf = NULL;
+	size_t	 len = 0, cap = 0, n;
+
+	if (f == NULL)
+		return NULL;
+	do {
+		if (len + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap = cap * 2 + 8192);
+
+			if (nb == NULL) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		n = fread(buf + len, 1, 4096, f);
+		len += n;
+	} while (n > 0);
+	fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
+static json_object *
+option_value(const struct cli_cmd *c, const struct cli_opt *o,
+    const char *v)
+{
+	json_object	*j;
+	char		*end, *text;
+	long long	 n;
+	double		 d;
+
+	switch (o->kind) {
+	case OPT_FLAG:
+		return json_object_new_boolean(1);
+	case OPT_ON_OFF:
+		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+			usage_of(c, "takes on or off", o->flag);
+		return json_object_new_boolean(strcmp(v, "on") == 0);
+	case OPT_INT_OR_DEFAULT:
+		if (strcmp(v, "default") == 0)
+			return NULL;
+		/* FALLTHROUGH */
+	case OPT_INT:
+		errno = 0;
+		n = strtoll(v, &end, 10);
+		if (errno != 0 || end == v || *end != '\0')
+			usage_of(c, "takes an integer", o->flag);
+		return json_object_new_int64(n);
+	case OPT_NUMBER:
+		d = strtod(v, &end);
+		if (end == v || *end != '\0')
+			usage_of(c, "takes a number", o->flag);
+		return json_object_new_double(d);
+	case OPT_STRING:
+	case OPT_STRINGS:
+		return json_object_new_string(v);
+	case OPT_JSON:
+		if ((j = json_tokener_parse(v)) == NULL)
+			usage_of(c, "takes JSON", o->flag);
+		return j;
+	case OPT_FILE_JSON:
+	case OPT_FILE_TEXT:
+		if ((text = slurp(v)) == NULL) {
+			fprintf(stderr, "evalgate-admin: %s: %s\n", v,
+			    strerror(errno));
+			exit(1);
+		}
+		if (o->kind == OPT_FILE_TEXT) {
+			j = json_object_new_string(text);
+			free(text);
+			return j;
+		}
+		j = json_tokener_parse(text);
+		free(text);
+		if (j == NULL) {
+			fprintf(stderr, "evalgate-admin: %s: not JSON\n", v);
+			exit(1);
+		}
+		return j;
+	}
+	return NULL;
+}
+
+/* argv (after the command words) to the operation's JSON input. */
+static json_object *
+parse_args(const struct cli_cmd *c, int argc, char **argv)
+{
+	json_object		*in = json_object_new_object(), *arr;
+	const struct cli_opt	*o;
+	size_t			 nargs = 0, i;
+	int			 k;
+
+	for (k = 0; k < argc; k++) {
+		if (strncmp(argv[k], "--", 2) != 0) {
+			if (nargs == MAX_ARGS || c->args[nargs].field == NULL)
+				usage_of(c, "is an unexpected argument", argv[k]);
+			json_object_object_add(in, c->args[nargs++].field,
+			    json_object_new_string(argv[k]));
+			continue;
+		}
+		for (o = NULL, i = 0; i < MAX_OPTS && c->opts[i].flag; i++)
+			if (strcmp(c->opts[i].flag, argv[k]) == 0)
+				o = &c->opts[i];
+		if (o == NULL)
+			usage_of(c, "is an unknown option", argv[k]);
+		if (o->kind != OPT_FLAG && ++k == argc)
+			usage_of(c, "needs a value", o->flag);
+		if (o->kind == OPT_STRINGS) {
+			if (!json_object_object_get_ex(in, o->field, &arr)) {
+				arr = json_object_new_array();
+				json_object_object_add(in, o->field, arr);
+			}
+			json_object_array_add(arr, option_value(c, o, argv[k]));
+		} else
+			json_object_object_add(in, o->field,
+			    option_value(c, o, argv[k]));
+	}
+	if (nargs < MAX_ARGS && c->args[nargs].field != NULL &&
+	    !c->args[nargs].optional)
+		usage_of(c, "is missing", c->args[nargs].field);
+	return in;
+}
+
+static const char *
+cell(json_object *v)
+{
+	if (v == NULL)
+		return "-";
+	if (json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+}
+
+/* The first array in out, as aligned columns named by its first row. */
+static void
+print_table(json_object *out)
+{
+	json_object	*rows = NULL, *row;
+	size_t		 n, i, col, ncols = 0, w[32] = { 0 }, len;
+
+	json_object_object_foreach(out, k, val) {
+		(void)k;
+		if (json_object_is_type(val, json_type_array)) {
+			rows = val;
+			break;
+		}
+	}
+	if (rows == NULL || (n = json_object_array_length(rows)) == 0)
+		return;
+	json_object_object_foreach(json_object_array_get_idx(rows, 0), name,
+	    v0) {
+		(void)v0;
+		if (ncols < 32)
+			w[ncols++] = strlen(name);
+	}
+	for (i = 0; i < n; i++) {
+		col = 0;
+		json_object_object_foreach(json_object_array_get_idx(rows, i),
+		    k2, v2) {
+			(void)k2;
+			if (col < ncols && (len = strlen(cell(v2))) > w[col])
+				w[col] = len;
+			col++;
+		}
+	}
+	col = 0;
+	json_object_object_foreach(json_object_array_get_idx(rows, 0), h,
+	    v1) {
+		(void)v1;
+		if (col < ncols)
+			printf("%-*s%s", col + 1 < ncols ? (int)w[col] : 0, h,
+			    col + 1 < ncols ? "  " : "\n");
+		col++;
+	}
+	for (i = 0; i < n; i++) {
+		row = json_object_array_get_idx(rows, i);
+		col = 0;
+		json_object_object_foreach(row, k3, v3) {
+			(void)k3;
+			if (col < ncols)
+				printf("%-*s%s", col + 1 < ncols ?
+				    (int)w[col] : 0, cell(v3),
+				    col + 1 < ncols ? "  " : "\n");
+			col++;
+		}
+	}
+}
+
+static void
+print_out(const struct cli_cmd *c, json_object *out)
+{
+	json_object *v;
+
+	switch (c->print) {
+	case PRINT_BARE:
+		if (json_object_object_get_ex(out, c->bare, &v))
+			printf("%s\n", cell(v));
+		break;
+	case PRINT_TABLE:
+		print_table(out);
+		break;
+	case PRINT_OBJECT:
+		json_object_object_foreach(out, k, val)
+			printf("%s: %s\n", k, cell(val));
+		break;
+	}
+}
+
+static const char *
+env(const char *name)
+{
+	if (db_arg != NULL && strcmp(name, "SERVICE_DB_PATH") == 0)
+		return db_arg;
+	return getenv(name);
+}
+
+static int
+refused(const struct error *e)
+{
+	fprintf(stderr, "evalgate-admin: %s\n", e->message);
+	return 1;
+}
+
+static int
+cmd_init(const struct settings *s)
+{
+	struct error	e = { 0 };
+	int		created;
+
+	if (store_init(s, &e) == -1 ||
+	    (created = auth_create_pepper(s->pepper_file, &e)) == -1) {
+		refused(&e);
+		error_clear(&e);
+		return 1;
+	}
+	printf("database %s ready\ncache %s ready\npepper %s %s\n",
+	    s->db_path, s->cache_path, s->pepper_file,
+	    created ? "created" : "kept");
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct settings	 s;
+	const struct cli_cmd	*c = NULL;
+	struct op_ctx		 ctx;
+	struct error		 e = { 0 };
+	json_object		*in, *out = NULL;
+	char			 err[512];
+	size_t			 i;
+	int			 rc;
+
+	argc--, argv++;
+	if (argc >= 2 && strcmp(argv[0], "--db") == 0) {
+		db_arg = argv[1];
+		argc -= 2, argv += 2;
+	}
+	if (argc < 1 || strcmp(argv[0], "--help") == 0 ||
+	    strcmp(argv[0], "-h") == 0)
+		usage();
+	if (settings_load(&s, env, err, sizeof(err)) == -1) {
+		fprintf(stderr, "evalgate-admin: bad setting: %s\n", err);
+		return 1;
+	}
+	clock_use_file(s.test_clock_file);
+	if (sodium_init() < 0) {
+		fprintf(stderr, "evalgate-admin: cannot initialise libsodium\n");
+		return 1;
+	}
+	if (strcmp(argv[0], "init") == 0) {
+		if (argc != 1)
+			usage();
+		return cmd_init(&s);
+	}
+	for (i = 0; i < NCMDS && c == NULL; i++)
+		if (argc >= 2 && strcmp(cmds[i].words[0], argv[0]) == 0 &&
+		    strcmp(cmds[i].words[1], argv[1]) == 0)
+			c = &cmds[i];
+	if (c == NULL)
+		usage();
+	in = parse_args(c, argc - 2, argv + 2);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (auth_init(s.pepper_file, &e) == -1 ||
+	    (ctx.st = store_open(&s, &e)) == NULL) {
+		json_object_put(in);
+		rc = refused(&e);
+		error_clear(&e);
+		return rc;
+	}
+	ctx.settings = &s;
+	ctx.actor = "console";
+	if ((rc = ops_run(c->op, &ctx, in, &out, &e)) == 0)
+		print_out(c, out);
+	else
+		rc = refused(&e);
+	json_object_put(in);
+	json_object_put(out);
+	error_clear(&e);
+	store_close(ctx.st);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,49 @@
+/* auth.h: API keys "svc_<prefix>_<secret>": issuing, parsing, verifying.
+ *
+ * The database keeps argon2id(HMAC-SHA-256(pepper, secret)).  A verified
+ * key is remembered under a keyed BLAKE2b of the whole token, in this
+ * process and in the cache file, so argon2id runs once per key, not once
+ * per request; revocation and expiry are still read on every request. */
+#ifndef EVALGATE_AUTH_H
+#define EVALGATE_AUTH_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "store.h"
+
+#define AUTH_PREFIX_LEN	8
+#define AUTH_SECRET_LEN	32
+#define AUTH_KEY_LEN	(4 + AUTH_PREFIX_LEN + 1 + AUTH_SECRET_LEN)
+/* argon2id cost: OWASP's minimum for argon2id is m=19 MiB, t=2. */
+#define AUTH_OPSLIMIT	2
+#define AUTH_MEMLIMIT	(19UL * 1024 * 1024)
+/* Failed secrets per prefix per minute before the prefix is refused
+ * without hashing. */
+#define AUTH_MAX_FAILURES 10
+
+/* Reads the pepper (64 hex digits; refused if group or others may read
+ * it).  Once per process, before any other call. */
+int	auth_init(const char *pepper_path, struct error *e);
+/* Creates a pepper file (mode 0600) if there is none.  1 created, 0 it
+ * existed, -1 with e set. */
+int	auth_create_pepper(const char *pepper_path, struct error *e);
+
+/* Splits "svc_<prefix>_<secret>" (no scheme).  0 or -1 if malformed. */
+int	auth_parse_key(const char *key, char prefix[AUTH_PREFIX_LEN + 1],
+	    char secret[AUTH_SECRET_LEN + 1]);
+/* A new random key and the row to store (app_id, expiry set by the
+ * caller).  The key is written to key; nothing else keeps it. */
+int	auth_issue(char key[AUTH_KEY_LEN + 1], struct key_row *row,
+	    struct error *e);
+
+/* Checks an Authorization header value and loads the application.
+ * 0, or -1 with e: 401 invalid_api_key for every refusal, 503 when
+ * argon2id or the database fails. */
+int	auth_check(struct store *st, const char *authorization,
+	    struct app *app, struct error *e);
+
+/* How many argon2id verifications this process has run. */
+unsigned long auth_hash_count(void);
+
+#endif

@@ -1,0 +1,139 @@
+/* clock.c: wall and monotonic time, RFC 3339 formatting and parsing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+
+static char clock_file[4096];	/* "" = real time */
+
+void
+clock_use_file(const char *path)
+{
+	snprintf(clock_file, sizeof(clock_file), "%s", path ? path : "");
+}
+
+int64_t
+clock_now_ms(void)
+{
+	struct timespec	 ts;
+	FILE		*f;
+	long long	 ms;
+
+	if (clock_file[0] != '\0' && (f = fopen(clock_file, "r")) != NULL) {
+		int n = fscanf(f, "%lld", &ms);
+
+		fclose(f);
+		if (n == 1)
+			return ms;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+clock_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void
+utc(int64_t ms, struct tm *tm)
+{
+	time_t t = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+
+	gmtime_r(&t, tm);
+}
+
+void
+clock_rfc3339(int64_t ms, char buf[32])
+{
+	struct tm	tm;
+	char		date[24];
+
+	utc(ms, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, 32, "%.19s.%03dZ", date,
+	    (int)(((ms % 1000) + 1000) % 1000));
+}
+
+void
+clock_utc_day(int64_t ms, char buf[11])
+{
+	struct tm	tm;
+
+	utc(ms, &tm);
+	strftime(buf, 11, "%Y-%m-%d", &tm);
+}
+
+int64_t
+clock_ms_to_next_day(int64_t ms)
+{
+	const int64_t day = 86400000;
+
+	return day - (((ms % day) + day) % day);
+}
+
+int
+clock_parse_rfc3339(const char *s, int64_t *ms)
+{
+	struct tm	 tm;
+	int		 y, mo, d, h = 0, mi = 0, sec = 0, n = 0, oh, om;
+	long		 frac = 0, scale = 1;
+	char		 sign;
+	int64_t		 offset = 0;
+	time_t		 t;
+
+	memset(&tm, 0, sizeof(tm));
+	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
+		return -1;
+	s += n;
+	if (*s != '\0') {
+		if ((*s != 'T' && *s != 't' && *s != ' ') ||
+		    sscanf(s + 1, "%2d:%2d:%2d%n", &h, &mi, &sec, &n) != 3 ||
+		    n != 8)
+			return -1;
+		s += 1 + n;
+		if (*s == '.') {
+			for (s++; *s >= '0' && *s <= '9'; s++)
+				if (scale < 1000) {
+					frac = frac * 10 + (*s - '0');
+					scale *= 10;
+				}
+			while (scale < 1000) {
+				frac *= 10;
+				scale *= 10;
+			}
+		}
+		if (*s == 'Z' || *s == 'z')
+			s++;
+		else if ((*s == '+' || *s == '-') &&
+		    sscanf(s, "%c%2d:%2d%n", &sign, &oh, &om, &n) == 3 &&
+		    n == 6 && oh < 24 && om < 60) {
+			offset = ((int64_t)oh * 60 + om) * 60000;
+			if (sign == '-')
+				offset = -offset;
+			s += n;
+		} else
+			return -1;
+		if (*s != '\0')
+			return -1;
+	}
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    sec > 60 || y < 1970)
+		return -1;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	if ((t = timegm(&tm)) == (time_t)-1)
+		return -1;
+	*ms = (int64_t)t * 1000 + frac - offset;
+	return 0;
+}

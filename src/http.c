@@ -1,0 +1,309 @@
+/* http.c: FastCGI params in, status/headers/body out.
+ *
+ * Every response carries x-service-request-id (the spec) and the same
+ * value in x-typesafe-request-id (what the official SDKs read). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "clock.h"
+#include "http.h"
+#include "settings.h"
+
+static char *
+param_copy(FCGX_Request *f, const char *name)
+{
+	const char *v = FCGX_GetParam(name, f->envp);
+
+	return v == NULL ? NULL : strdup(v);
+}
+
+/* 1 if the request came in on SERVICE_ADMIN_LISTEN (ADDR:PORT). */
+static int
+on_listener(FCGX_Request *f, const char *listen)
+{
+	const char	*addr = FCGX_GetParam("SERVER_ADDR", f->envp);
+	const char	*port = FCGX_GetParam("SERVER_PORT", f->envp);
+	const char	*colon = strrchr(listen, ':');
+	size_t		 alen;
+
+	if (*listen == '\0' || colon == NULL || addr == NULL || port == NULL)
+		return 0;
+	alen = (size_t)(colon - listen);
+	/* "[::1]:8081" names an IPv6 address in brackets. */
+	if (alen >= 2 && listen[0] == '[' && listen[alen - 1] == ']')
+		return strlen(addr) == alen - 2 &&
+		    strncmp(addr, listen + 1, alen - 2) == 0 &&
+		    strcmp(port, colon + 1) == 0;
+	return strlen(addr) == alen && strncmp(addr, listen, alen) == 0 &&
+	    strcmp(port, colon + 1) == 0;
+}
+
+void
+req_init(struct req *r, FCGX_Request *fcgi, const struct settings *settings,
+    struct store *store)
+{
+	const char	*method, *uri;
+	size_t		 plen;
+
+	memset(r, 0, sizeof(*r));
+	r->fcgi = fcgi;
+	r->settings = settings;
+	r->store = store;
+	r->start_us = clock_mono_us();
+	uuid7_new(clock_now_ms(), r->request_id);
+
+	method = FCGX_GetParam("REQUEST_METHOD", fcgi->envp);
+	snprintf(r->method, sizeof(r->method), "%s", method ? method : "");
+	/* REQUEST_URI is what the client sent; SCRIPT_NAME/PATH_INFO split
+	 * it differently on every server, so the URI is the one truth. */
+	uri = FCGX_GetParam("REQUEST_URI", fcgi->envp);
+	if (uri == NULL)
+		uri = "/";
+	plen = strcspn(uri, "?");
+	r->path = strndup(uri, plen);
+	r->query = uri[plen] == '?' ? strdup(uri + plen + 1) : NULL;
+	r->authorization = param_copy(fcgi, "HTTP_AUTHORIZATION");
+	r->on_admin_listener = on_listener(fcgi, settings->admin_listen);
+}
+
+void
+req_free(struct req *r)
+{
+	size_t i;
+
+	free(r->path);
+	free(r->query);
+	if (r->authorization != NULL) {
+		explicit_bzero(r->authorization, strlen(r->authorization));
+		free(r->authorization);
+	}
+	free(r->body);
+	for (i = 0; i < HTTP_MAX_PARAMS; i++)
+		free(r->params[i]);
+	for (i = 0; i < r->nheaders; i++)
+		free(r->headers[i]);
+	memset(r, 0, sizeof(*r));
+}
+
+int
+req_read_body(struct req *r, struct error *e)
+{
+	const char	*cl = FCGX_GetParam("CONTENT_LENGTH", r->fcgi->envp);
+	char		*end;
+	long long	 len = 0;
+	int		 got;
+
+	if (r->body != NULL)
+		return 0;
+	if (cl != NULL && *cl != '\0') {
+		len = strtoll(cl, &end, 10);
+		if (*end != '\0' || len < 0)
+			return error_set(e, ERR_VALIDATION, NULL,
+			    "Content-Length is not a number");
+	}
+	if (len > r->settings->max_body_bytes)
+		return error_set(e, ERR_PAYLOAD_TOO_LARGE, NULL,
+		    "request body of %lld bytes is over the limit of %ld",
+		    len, r->settings->max_body_bytes);
+	if ((r->body = malloc((size_t)len + 1)) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	got = len > 0 ? FCGX_GetStr(r->body, (int)len, r->fcgi->in) : 0;
+	r->body_len = got > 0 ? (size_t)got : 0;
+	r->body[r->body_len] = '\0';
+	return 0;
+}
+
+json_object *
+req_json_object(struct req *r, struct error *e)
+{
+	json_tokener	*tok;
+	json_object	*obj;
+	enum json_tokener_error jerr;
+
+	if (req_read_body(r, e) == -1)
+		return NULL;
+	if (r->body_len == 0) {
+		error_set(e, ERR_VALIDATION, "body", "a JSON object is required");
+		return NULL;
+	}
+	if (strlen(r->body) != r->body_len) {
+		error_set(e, ERR_VALIDATION, "body", "contains a NUL byte");
+		return NULL;
+	}
+	if ((tok = json_tokener_new_ex(64)) == NULL) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+		return NULL;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_VALIDATE_UTF8);
+	obj = json_tokener_parse_ex(tok, r->body, (int)r->body_len);
+	jerr = json_tokener_get_error(tok);
+	if (jerr == json_tokener_success &&
+	    json_tokener_get_parse_end(tok) != r->body_len) {
+		json_object_put(obj);
+		obj = NULL;
+		error_set(e, ERR_VALIDATION, "body",
+		    "trailing characters after the JSON value");
+	} else if (jerr != json_tokener_success) {
+		json_object_put(obj);
+		obj = NULL;
+		error_set(e, ERR_VALIDATION, "body", "malformed JSON: %s",
+		    jerr == json_tokener_continue ? "unexpected end of input" :
+		    json_tokener_error_desc(jerr));
+	} else if (!json_object_is_type(obj, json_type_object)) {
+		json_object_put(obj);
+		obj = NULL;
+		error_set(e, ERR_VALIDATION, "body", "must be a JSON object");
+	}
+	json_tokener_free(tok);
+	return obj;
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+const char *
+req_query(const struct req *r, const char *name, char *buf, size_t size)
+{
+	const char	*p = r->query;
+	size_t		 nlen = strlen(name), o;
+	int		 hi, lo;
+
+	while (p != NULL && *p != '\0') {
+		size_t klen = strcspn(p, "=&");
+
+		if (klen == nlen && strncmp(p, name, nlen) == 0) {
+			p += klen;
+			if (*p == '=')
+				p++;
+			for (o = 0; *p != '\0' && *p != '&' && o + 1 < size;
+			    p++) {
+				if (*p == '+')
+					buf[o++] = ' ';
+				else if (*p == '%' &&
+				    (hi = hexval(p[1])) >= 0 &&
+				    (lo = hexval(p[2])) >= 0) {
+					buf[o++] = (char)(hi * 16 + lo);
+					p += 2;
+				} else
+					buf[o++] = *p;
+			}
+			buf[o] = '\0';
+			return buf;
+		}
+		p += strcspn(p, "&");
+		if (*p == '&')
+			p++;
+	}
+	return NULL;
+}
+
+void
+http_header(struct req *r, const char *name, const char *fmt, ...)
+{
+	char	 value[512], *line;
+	va_list	 ap;
+
+	if (r->nheaders == HTTP_MAX_HEADERS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	/* Values are ours, but a CR or LF must never split a header. */
+	value[strcspn(value, "\r\n")] = '\0';
+	if (asprintf(&line, "%s: %s\r\n", name, value) != -1)
+		r->headers[r->nheaders++] = line;
+}
+
+static const char *
+reason(int status)
+{
+	static const struct {
+		int		 status;
+		const char	*text;
+	} reasons[] = {
+		{ 200, "OK" }, { 201, "Created" }, { 204, "No Content" },
+		{ 401, "Unauthorized" }, { 403, "Forbidden" },
+		{ 404, "Not Found" }, { 405, "Method Not Allowed" },
+		{ 409, "Conflict" }, { 413, "Payload Too Large" },
+		{ 422, "Unprocessable Content" }, { 429, "Too Many Requests" },
+		{ 500, "Internal Server Error" },
+		{ 503, "Service Unavailable" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].status == status)
+			return reasons[i].text;
+	return "Unknown";
+}
+
+void
+http_raw(struct req *r, int status, const char *type, const char *body,
+    size_t len)
+{
+	FCGX_Stream	*out = r->fcgi->out;
+	size_t		 i;
+
+	if (r->responded)
+		return;
+	r->responded = 1;
+	FCGX_FPrintF(out, "Status: %d %s\r\n"
+	    "Content-Type: %s\r\n"
+	    "Content-Length: %zu\r\n"
+	    "Cache-Control: no-store\r\n"
+	    "x-service-request-id: %s\r\n"
+	    "x-typesafe-request-id: %s\r\n",
+	    status, reason(status), type, len, r->request_id, r->request_id);
+	for (i = 0; i < r->nheaders; i++)
+		FCGX_PutS(r->headers[i], out);
+	FCGX_PutS("\r\n", out);
+	if (strcmp(r->method, "HEAD") != 0)
+		FCGX_PutStr(body, (int)len, out);
+}
+
+void
+http_json(struct req *r, int status, json_object *body)
+{
+	size_t		 len;
+	const char	*text;
+
+	text = json_object_to_json_string_length(body,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	http_raw(r, status, "application/json", text, len);
+}
+
+void
+http_error(struct req *r, const struct error *e)
+{
+	json_object	*body, *err;
+	long		 ms;
+
+	if (e->retry_after_ms > 0 || e->code == ERR_RATE_LIMITED ||
+	    e->code == ERR_QUOTA_EXCEEDED || error_status(e->code) == 503) {
+		ms = e->retry_after_ms > 0 ? e->retry_after_ms : 1000;
+		http_header(r, "Retry-After", "%ld", (ms + 999) / 1000);
+		http_header(r, "retry-after-ms", "%ld", ms);
+	}
+	err = json_object_new_object();
+	json_object_object_add(err, "code",
+	    json_object_new_string(error_name(e->code)));
+	json_object_object_add(err, "message",
+	    json_object_new_string(e->message[0] ? e->message :
+	    error_name(e->code)));
+	json_object_object_add(err, "details", e->details != NULL ?
+	    json_object_get(e->details) : json_object_new_object());
+	body = json_object_new_object();
+	json_object_object_add(body, "error", err);
+	http_json(r, error_status(e->code), body);
+	json_object_put(body);
+}

@@ -1,0 +1,69 @@
+/* http.h: one HTTP request as FastCGI hands it over, and every way of
+ * answering it.  http_error() is the only writer of error responses. */
+#ifndef EVALGATE_HTTP_H
+#define EVALGATE_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <fcgiapp.h>
+#include <json-c/json.h>
+
+#include "error.h"
+#include "store.h"
+#include "uuid7.h"
+
+struct settings;
+
+#define HTTP_MAX_PARAMS	4	/* {} segments of a route pattern */
+#define HTTP_MAX_HEADERS 8	/* extra response headers */
+
+struct req {
+	FCGX_Request		*fcgi;		/* borrowed, for this turn */
+	const struct settings	*settings;	/* borrowed, process-wide */
+	struct store		*store;		/* borrowed, process-wide */
+	char			 method[16];
+	char			*path;		/* owned copy, no query */
+	char			*query;		/* owned copy or NULL */
+	char			*authorization;	/* owned copy or NULL */
+	int			 on_admin_listener;
+	char			*body;		/* owned, NUL-terminated */
+	size_t			 body_len;
+	char			*params[HTTP_MAX_PARAMS]; /* owned, decoded */
+	char			 request_id[UUID7_LEN + 1];
+	int64_t			 start_us;	/* clock_mono_us() at start */
+	struct app		 app;		/* set by authentication */
+	char			*headers[HTTP_MAX_HEADERS]; /* owned lines */
+	size_t			 nheaders;
+	int			 responded;
+};
+
+/* Copies what the request needs out of the FastCGI params (they do not
+ * outlive the turn).  Never fails: a missing param is an empty one. */
+void	 req_init(struct req *r, FCGX_Request *fcgi,
+	    const struct settings *settings, struct store *store);
+/* Releases everything the request owns. */
+void	 req_free(struct req *r);
+
+/* Reads the body, refusing (413) one over SERVICE_MAX_BODY_BYTES from
+ * CONTENT_LENGTH before reading anything.  0 or -1 with e set. */
+int	 req_read_body(struct req *r, struct error *e);
+/* Parses the body as a JSON object (depth 64, strict, valid UTF-8).
+ * Returns a new reference the caller puts, or NULL with e set (422). */
+json_object *req_json_object(struct req *r, struct error *e);
+/* A query parameter, decoded, into buf; NULL when absent. */
+const char *req_query(const struct req *r, const char *name, char *buf,
+	    size_t size);
+
+/* Adds a response header line ("Name: value") to the next answer. */
+void	 http_header(struct req *r, const char *name, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+/* Answers with status and a JSON body (borrowed: the caller puts it). */
+void	 http_json(struct req *r, int status, json_object *body);
+/* Answers with status and a body of the given type. */
+void	 http_raw(struct req *r, int status, const char *type,
+	    const char *body, size_t len);
+/* Answers with the spec's error format; 429/503 carry Retry-After. */
+void	 http_error(struct req *r, const struct error *e);
+
+#endif

@@ -1,0 +1,128 @@
+/* json_util.c: typed member access with refusals naming the field. */
+#include <math.h>
+#include <string.h>
+
+#include "clock.h"
+#include "json_util.h"
+
+const char *
+ju_str(json_object *obj, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(obj, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int
+ju_opt_str(json_object *obj, const char *key, size_t maxlen,
+    const char **out, struct error *e)
+{
+	json_object	*v;
+	size_t		 len;
+
+	if (!json_object_object_get_ex(obj, key, &v) || v == NULL)
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return error_set(e, ERR_VALIDATION, key, "must be a string");
+	len = (size_t)json_object_get_string_len(v);
+	if (len == 0 || len > maxlen)
+		return error_set(e, ERR_VALIDATION, key,
+		    "must be 1 to %zu characters", maxlen);
+	*out = json_object_get_string(v);
+	return 0;
+}
+
+int
+ju_req_str(json_object *obj, const char *key, size_t maxlen,
+    const char **out, struct error *e)
+{
+	*out = NULL;
+	if (ju_opt_str(obj, key, maxlen, out, e) == -1)
+		return -1;
+	if (*out == NULL)
+		return error_set(e, ERR_VALIDATION, key, "is required");
+	return 0;
+}
+
+int
+ju_opt_bool(json_object *obj, const char *key, int *out, struct error *e)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(obj, key, &v) || v == NULL)
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean))
+		return error_set(e, ERR_VALIDATION, key, "must be a boolean");
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
+int
+ju_opt_int(json_object *obj, const char *key, int64_t min, int64_t max,
+    int64_t *out, int *is_null, struct error *e)
+{
+	json_object	*v;
+	int64_t		 n;
+
+	if (!json_object_object_get_ex(obj, key, &v))
+		return 0;
+	if (v == NULL) {
+		if (is_null == NULL)
+			return error_set(e, ERR_VALIDATION, key,
+			    "must be an integer");
+		*is_null = 1;
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_int))
+		return error_set(e, ERR_VALIDATION, key, "must be an integer");
+	n = json_object_get_int64(v);
+	if (n < min || n > max || (n == INT64_MAX &&
+	    json_object_get_uint64(v) > INT64_MAX))
+		return error_set(e, ERR_VALIDATION, key,
+		    "must be from %lld to %lld", (long long)min,
+		    (long long)max);
+	*out = n;
+	return 0;
+}
+
+int
+ju_opt_num(json_object *obj, const char *key, double min, double max,
+    double *out, struct error *e)
+{
+	json_object	*v;
+	double		 d;
+
+	if (!json_object_object_get_ex(obj, key, &v) || v == NULL)
+		return 0;
+	if (!json_object_is_type(v, json_type_int) &&
+	    !json_object_is_type(v, json_type_double))
+		return error_set(e, ERR_VALIDATION, key, "must be a number");
+	d = json_object_get_double(v);
+	if (!isfinite(d) || d < min || d > max)
+		return error_set(e, ERR_VALIDATION, key,
+		    "must be from %g to %g", min, max);
+	*out = d;
+	return 0;
+}
+
+void
+ju_add_str(json_object *obj, const char *key, const char *v)
+{
+	json_object_object_add(obj, key, v ? json_object_new_string(v) : NULL);
+}
+
+void
+ju_add_time(json_object *obj, const char *key, int64_t ms)
+{
+	char buf[32];
+
+	if (ms == 0) {
+		json_object_object_add(obj, key, NULL);
+		return;
+	}
+	clock_rfc3339(ms, buf);
+	json_object_object_add(obj, key, json_object_new_string(buf));
+}

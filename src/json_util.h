@@ -1,0 +1,32 @@
+/* json_util.h: reading typed members out of request and console input,
+ * with refusals that name the field. */
+#ifndef EVALGATE_JSON_UTIL_H
+#define EVALGATE_JSON_UTIL_H
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "error.h"
+
+/* The member key of obj if it is a string, else NULL (borrowed). */
+const char	*ju_str(json_object *obj, const char *key);
+/* Requires member key to be a string of 1..maxlen bytes: 0 or -1. */
+int		 ju_req_str(json_object *obj, const char *key, size_t maxlen,
+		    const char **out, struct error *e);
+/* Optional members: absent (and, where null_ok, null) leaves *out as is
+ * and returns 0; present with the wrong type or out of range is -1. */
+int		 ju_opt_str(json_object *obj, const char *key, size_t maxlen,
+		    const char **out, struct error *e);
+int		 ju_opt_bool(json_object *obj, const char *key, int *out,
+		    struct error *e);
+int		 ju_opt_int(json_object *obj, const char *key, int64_t min,
+		    int64_t max, int64_t *out, int *is_null, struct error *e);
+int		 ju_opt_num(json_object *obj, const char *key, double min,
+		    double max, double *out, struct error *e);
+/* Adds key: string, or null for a NULL string. */
+void		 ju_add_str(json_object *obj, const char *key, const char *v);
+/* Adds key: RFC 3339 time from epoch ms, or null for 0. */
+void		 ju_add_time(json_object *obj, const char *key, int64_t ms);
+
+#endif

@@ -1,0 +1,89 @@
+/* main.c: evalgate.fcgi, the FastCGI worker.
+ *
+ * The web server (lighttpd mod_fastcgi, Apache mod_fcgid) starts it with
+ * the listening socket on descriptor 0.  It reads its settings, opens its
+ * own database connection (never one inherited across fork), then
+ * answers one request per loop turn.  SIGTERM ends the loop after the
+ * request in hand is answered. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fcgiapp.h>
+#include <sodium.h>
+#include <curl/curl.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "http.h"
+#include "log.h"
+#include "router.h"
+#include "settings.h"
+#include "store.h"
+
+static volatile sig_atomic_t stopping;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+	FCGX_ShutdownPending();
+}
+
+static const char *
+env(const char *name)
+{
+	return getenv(name);
+}
+
+int
+main(void)
+{
+	static struct settings	 settings;
+	struct sigaction	 sa;
+	struct error		 e = { 0 };
+	struct store		*store;
+	FCGX_Request		 fcgi;
+	struct req		 r;
+	char			 err[512];
+
+	if (settings_load(&settings, env, err, sizeof(err)) == -1) {
+		log_warn("bad setting: %s", err);
+		return 1;
+	}
+	clock_use_file(settings.test_clock_file);
+	if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+		log_warn("cannot initialise libsodium or libcurl");
+		return 1;
+	}
+	if (auth_init(settings.pepper_file, &e) == -1 ||
+	    (store = store_open(&settings, &e)) == NULL) {
+		log_warn("%s", e.message);
+		error_clear(&e);
+		return 1;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);	/* no SA_RESTART: accept returns */
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (FCGX_Init() != 0 || FCGX_InitRequest(&fcgi, 0, 0) != 0) {
+		log_warn("cannot initialise FastCGI");
+		return 1;
+	}
+	while (!stopping && FCGX_Accept_r(&fcgi) >= 0) {
+		req_init(&r, &fcgi, &settings, store);
+		router_dispatch(&r);
+		req_free(&r);
+		FCGX_Finish_r(&fcgi);
+	}
+	FCGX_Free(&fcgi, 1);
+	store_close(store);
+	curl_global_cleanup();
+	return 0;
+}

@@ -1,0 +1,38 @@
+/* ops.h: the administration operations, one implementation each, shared
+ * by evalgate-admin and the /admin/v1 routes so that they cannot drift.
+ *
+ * Input and output are JSON objects whose field names are the console's
+ * long options with '_' for '-'.  A mutation runs in one write
+ * transaction together with its audit row. */
+#ifndef EVALGATE_OPS_H
+#define EVALGATE_OPS_H
+
+#include <json-c/json.h>
+
+#include "error.h"
+
+struct settings;
+struct store;
+
+enum op {
+	OP_APP_CREATE,
+	OP_APP_UPDATE,
+	OP_APP_LIST,
+	OP_KEY_ISSUE,
+	OP_KEY_REVOKE,
+	OP_KEY_LIST,
+	OP__MAX
+};
+
+struct op_ctx {
+	struct store		*st;		/* borrowed */
+	const struct settings	*settings;	/* borrowed */
+	const char		*actor;		/* "console" or an app name */
+};
+
+/* Runs op on in (borrowed).  On success *out is a new object the caller
+ * puts; on failure -1 with e set. */
+int	ops_run(enum op op, struct op_ctx *ctx, json_object *in,
+	    json_object **out, struct error *e);
+
+#endif

@@ -1,0 +1,140 @@
+/* router.c: method and path to handler, with the authentication each
+ * route needs.  Patterns are literal segments and "{}" for one segment,
+ * which the handler finds decoded in r->params. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "handlers.h"
+#include "http.h"
+#include "router.h"
+#include "settings.h"
+
+enum need { NEED_NONE, NEED_KEY, NEED_ADMIN };
+
+enum route {
+	ROUTE_HEALTH,
+	ROUTE_READY,
+	ROUTE__MAX
+};
+
+static const struct route_def {
+	const char	*method;
+	const char	*pattern;
+	handler_fn	 fn;
+	enum need	 need;
+} routes[ROUTE__MAX] = {
+	[ROUTE_HEALTH] = { "GET", "/health", handle_health, NEED_NONE },
+	[ROUTE_READY] = { "GET", "/health/ready", handle_ready, NEED_NONE },
+};
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Percent-decodes one path segment of length n into a new string. */
+static char *
+decode(const char *s, size_t n)
+{
+	char	*out = malloc(n + 1), *o = out;
+	size_t	 i;
+	int	 hi, lo;
+
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n + 1 &&
+		    (hi = hexval(s[i + 1])) >= 0 &&
+		    (lo = hexval(s[i + 2])) >= 0) {
+			*o++ = (char)(hi * 16 + lo);
+			i += 2;
+		} else
+			*o++ = s[i];
+	}
+	*o = '\0';
+	return out;
+}
+
+/* 1 if path matches pattern, with the {} segments stored in r->params. */
+static int
+match(struct req *r, const char *pattern, const char *path)
+{
+	size_t	np = 0, i;
+	size_t	plen, slen;
+
+	for (i = 0; i < HTTP_MAX_PARAMS; i++) {
+		free(r->params[i]);
+		r->params[i] = NULL;
+	}
+	while (*pattern == '/' && *path == '/') {
+		pattern++;
+		path++;
+		plen = strcspn(pattern, "/");
+		slen = strcspn(path, "/");
+		if (plen == 2 && strncmp(pattern, "{}", 2) == 0) {
+			if (slen == 0 || np == HTTP_MAX_PARAMS)
+				return 0;
+			r->params[np++] = decode(path, slen);
+		} else if (plen != slen || strncmp(pattern, path, plen) != 0)
+			return 0;
+		pattern += plen;
+		path += slen;
+	}
+	return *pattern == '\0' && *path == '\0';
+}
+
+static int
+dispatch(struct req *r, struct error *e)
+{
+	const struct route_def	*found = NULL;
+	const char		*cl;
+	int			 path_known = 0;
+	size_t			 i;
+
+	/* The body limit is decided before anything is read. */
+	cl = FCGX_GetParam("CONTENT_LENGTH", r->fcgi->envp);
+	if (cl != NULL && strtoll(cl, NULL, 10) > r->settings->max_body_bytes)
+		return req_read_body(r, e);
+	/* Administration exists only on the internal listener. */
+	if (strncmp(r->path, "/admin/", 7) == 0 && !r->on_admin_listener)
+		return error_set(e, ERR_NOT_FOUND, NULL, "no such route: %s",
+		    r->path);
+	for (i = 0; i < ROUTE__MAX && found == NULL; i++) {
+		if (!match(r, routes[i].pattern, r->path))
+			continue;
+		path_known = 1;
+		if (strcmp(routes[i].method, r->method) == 0)
+			found = &routes[i];
+	}
+	if (found == NULL && path_known)
+		return error_set(e, ERR_METHOD_NOT_ALLOWED, NULL,
+		    "method %s not allowed on %s", r->method, r->path);
+	if (found == NULL)
+		return error_set(e, ERR_NOT_FOUND, NULL, "no such route: %s",
+		    r->path);
+	if (found->need != NEED_NONE &&
+	    auth_check(r->store, r->authorization, &r->app, e) == -1)
+		return -1;
+	if (found->need == NEED_ADMIN && !r->app.is_admin)
+		return error_set(e, ERR_FORBIDDEN, NULL,
+		    "this key's application is not an administrator");
+	return found->fn(r, e);
+}
+
+void
+router_dispatch(struct req *r)
+{
+	struct error e = { 0 };
+
+	if (dispatch(r, &e) == -1 || !r->responded) {
+		if (e.code == ERR_NONE)
+			error_set(&e, ERR_INTERNAL, NULL, "no answer");
+		http_error(r, &e);
+	}
+	error_clear(&e);
+}

@@ -1,0 +1,156 @@
+/* settings.c: one table of SERVICE_* settings, their defaults and bounds. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "settings.h"
+
+#ifndef LOCALSTATEDIR
+#define LOCALSTATEDIR "/var"
+#endif
+
+enum kind { K_PATH, K_LONG, K_ENUM, K_LISTEN };
+
+struct setting {
+	const char	*name;
+	enum kind	 kind;
+	const char	*def;		/* "" for derived paths */
+	long		 min, max;	/* K_LONG */
+	const char	*choices[3];	/* K_ENUM: index is the value */
+	size_t		 offset;
+	size_t		 size;		/* of a string field */
+	const char	*meaning;
+};
+
+#define STR(f)	offsetof(struct settings, f), sizeof(((struct settings *)0)->f)
+#define NUM(f)	offsetof(struct settings, f), 0
+
+static const struct setting table[] = {
+	{ "SERVICE_DB_PATH", K_PATH, LOCALSTATEDIR "/lib/evalgate/evalgate.db",
+	  0, 0, { NULL }, STR(db_path), "the database" },
+	{ "SERVICE_CACHE_PATH", K_PATH, "", 0, 0, { NULL }, STR(cache_path),
+	  "the cache file (default: cache.db beside the database)" },
+	{ "SERVICE_PEPPER_FILE", K_PATH, "", 0, 0, { NULL }, STR(pepper_file),
+	  "server-side pepper, mode 0600 (default: pepper beside the database)" },
+	{ "SERVICE_MAX_QUESTIONS", K_LONG, "32", 1, 1000, { NULL },
+	  NUM(max_questions), "questions per request" },
+	{ "SERVICE_MAX_STATE_CHARS", K_LONG, "32000", 1, 100000000, { NULL },
+	  NUM(max_state_chars), "characters of the state" },
+	{ "SERVICE_MAX_BODY_BYTES", K_LONG, "1048576", 1024, 1073741824,
+	  { NULL }, NUM(max_body_bytes), "bytes of a request body" },
+	{ "SERVICE_DB_SYNC", K_ENUM, "full", 0, 0, { "normal", "full", NULL },
+	  NUM(db_sync), "durability of decisions and outcomes: full or normal" },
+	{ "SERVICE_ADMIN_LISTEN", K_LISTEN, "", 0, 0, { NULL },
+	  STR(admin_listen), "ADDR:PORT of the internal listener for /admin/v1" },
+	{ "SERVICE_DEFAULT_RATE_PER_MINUTE", K_LONG, "600", 1, 100000000,
+	  { NULL }, NUM(default_rate_per_minute),
+	  "requests per minute per application, unless set on it" },
+	{ "SERVICE_DEFAULT_DAILY_QUOTA", K_LONG, "100000", 1, 1000000000000L,
+	  { NULL }, NUM(default_daily_quota),
+	  "cost units per UTC day per application, unless set on it" },
+	{ "SERVICE_BACKEND_TIMEOUT_MS", K_LONG, "30000", 100, 3600000,
+	  { NULL }, NUM(backend_timeout_ms),
+	  "per replica attempt, unless set on the backend" },
+	{ "SERVICE_TEST_CLOCK_FILE", K_PATH, "", 0, 0, { NULL },
+	  STR(test_clock_file),
+	  "tests only: a file holding the current time in epoch ms" },
+};
+
+static int
+set_string(char *dst, size_t size, const char *v)
+{
+	return (size_t)snprintf(dst, size, "%s", v) < size ? 0 : -1;
+}
+
+static int
+set_one(struct settings *s, const struct setting *t, const char *v,
+    char *err, size_t errlen)
+{
+	char	*field = (char *)s + t->offset, *end;
+	long	 n;
+	size_t	 i;
+
+	switch (t->kind) {
+	case K_PATH:
+	case K_LISTEN:
+		if (set_string(field, t->size, v) == -1)
+			goto bad;
+		if (t->kind == K_LISTEN && *v != '\0' &&
+		    (strrchr(v, ':') == NULL || strrchr(v, ':')[1] == '\0'))
+			goto bad;
+		return 0;
+	case K_LONG:
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (errno != 0 || end == v || *end != '\0' ||
+		    n < t->min || n > t->max)
+			goto bad;
+		*(long *)(void *)field = n;
+		return 0;
+	case K_ENUM:
+		for (i = 0; t->choices[i] != NULL; i++)
+			if (strcmp(v, t->choices[i]) == 0) {
+				*(long *)(void *)field = (long)i;
+				return 0;
+			}
+		goto bad;
+	}
+bad:
+	if (t->kind == K_LONG)
+		snprintf(err, errlen, "%s=%s: want an integer from %ld to %ld",
+		    t->name, v, t->min, t->max);
+	else if (t->kind == K_ENUM)
+		snprintf(err, errlen, "%s=%s: want normal or full", t->name, v);
+	else if (t->kind == K_LISTEN)
+		snprintf(err, errlen, "%s=%s: want ADDR:PORT", t->name, v);
+	else
+		snprintf(err, errlen, "%s: path too long", t->name);
+	return -1;
+}
+
+/* A file beside the database, for the derived defaults. */
+static int
+beside_db(char *dst, size_t size, const char *db, const char *name)
+{
+	const char	*slash = strrchr(db, '/');
+	int		 dirlen = slash == NULL ? 0 : (int)(slash - db) + 1;
+
+	return (size_t)snprintf(dst, size, "%.*s%s", dirlen, db, name) < size ?
+	    0 : -1;
+}
+
+int
+settings_load(struct settings *s, settings_getter get, char *err,
+    size_t errlen)
+{
+	const char	*v;
+	size_t		 i;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		v = get(table[i].name);
+		if (v == NULL || *v == '\0')
+			v = table[i].def;
+		if (set_one(s, &table[i], v, err, errlen) == -1)
+			return -1;
+	}
+	if (s->cache_path[0] == '\0' &&
+	    beside_db(s->cache_path, sizeof(s->cache_path), s->db_path,
+	    "cache.db") == -1)
+		return snprintf(err, errlen, "SERVICE_DB_PATH: too long"), -1;
+	if (s->pepper_file[0] == '\0' &&
+	    beside_db(s->pepper_file, sizeof(s->pepper_file), s->db_path,
+	    "pepper") == -1)
+		return snprintf(err, errlen, "SERVICE_DB_PATH: too long"), -1;
+	return 0;
+}
+
+void
+settings_describe(void (*line)(const char *, const char *, const char *))
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		line(table[i].name, table[i].def, table[i].meaning);
+}

@@ -1,0 +1,37 @@
+/* settings.h: the SERVICE_* settings, read once at start-up from the
+ * environment (lighttpd bin-environment, Apache FcgidInitialEnv). */
+#ifndef EVALGATE_SETTINGS_H
+#define EVALGATE_SETTINGS_H
+
+#include <stddef.h>
+
+enum db_sync { DB_SYNC_NORMAL, DB_SYNC_FULL };
+
+struct settings {
+	char	db_path[4096];
+	char	cache_path[4096];
+	char	pepper_file[4096];
+	long	max_questions;
+	long	max_state_chars;
+	long	max_body_bytes;
+	long	db_sync;		/* enum db_sync */
+	char	admin_listen[256];	/* "ADDR:PORT" or "" */
+	long	default_rate_per_minute;
+	long	default_daily_quota;
+	long	backend_timeout_ms;
+	char	test_clock_file[4096];	/* tests only: "" in production */
+};
+
+/* Looks a name up; getenv in production, a table in the unit tests. */
+typedef const char *(*settings_getter)(const char *name);
+
+/* Fills s from get (defaults for unset or empty names).  On a bad value
+ * returns -1 with a one-line reason naming the setting in err. */
+int	settings_load(struct settings *s, settings_getter get,
+	    char *err, size_t errlen);
+
+/* Prints every setting, its default and meaning (for --help and man). */
+void	settings_describe(void (*line)(const char *name, const char *def,
+	    const char *meaning));
+
+#endif

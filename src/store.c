@@ -1,0 +1,364 @@
+/* store.c: connections, migrations, the prepared-statement cache and the
+ * transaction helpers every store_*.c file uses. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clock.h"
+#include "log.h"
+#include "settings.h"
+#include "store_internal.h"
+
+extern const char schema_sql[];		/* schema.sql, compiled in */
+
+/* migrations[i] takes a database from user_version i to i + 1. */
+static const char *const migrations[] = {
+	schema_sql,
+};
+#define SCHEMA_VERSION (int)(sizeof(migrations) / sizeof(migrations[0]))
+
+/* The cache may be deleted at any time: every process recreates it. */
+static const char cache_sql[] =
+	"CREATE TABLE IF NOT EXISTS cache.key_memo ("
+	" mac BLOB PRIMARY KEY, prefix TEXT NOT NULL,"
+	" at_ms INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS cache.auth_failures ("
+	" prefix TEXT NOT NULL, at_ms INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS cache.auth_failures_prefix"
+	" ON auth_failures(prefix, at_ms);"
+	"CREATE TABLE IF NOT EXISTS cache.rate_windows ("
+	" app_id INTEGER PRIMARY KEY, tat_ms INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS cache.cooldowns ("
+	" url TEXT PRIMARY KEY, until_ms INTEGER NOT NULL) WITHOUT ROWID;";
+
+static int
+fail_db(sqlite3 *db, struct error *e, const char *what)
+{
+	int		 rc = db ? sqlite3_extended_errcode(db) : SQLITE_CANTOPEN;
+	const char	*msg = db ? sqlite3_errmsg(db) : "cannot open";
+
+	log_warn("database: %s: %s (%d)", what, msg, rc);
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+	case SQLITE_FULL:
+	case SQLITE_READONLY:
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+	case SQLITE_NOMEM:
+	case SQLITE_PERM:
+		error_set(e, ERR_UNAVAILABLE, NULL,
+		    "the database is not available (%s); try again", msg);
+		e->retry_after_ms = 1000;
+		return -1;
+	default:
+		return error_set(e, ERR_INTERNAL, NULL, "database error");
+	}
+}
+
+int
+store_fail(struct store *st, struct error *e, const char *what)
+{
+	return fail_db(st->db, e, what);
+}
+
+static int
+exec(sqlite3 *db, const char *sql, struct error *e, const char *what)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return fail_db(db, e, what);
+	return 0;
+}
+
+static int
+pragmas(sqlite3 *db, const struct settings *s, struct error *e)
+{
+	char sql[256];
+
+	sqlite3_busy_timeout(db, 5000);
+	snprintf(sql, sizeof(sql),
+	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
+	    " PRAGMA foreign_keys=ON;",
+	    s->db_sync == DB_SYNC_FULL ? "FULL" : "NORMAL");
+	return exec(db, sql, e, "pragmas");
+}
+
+/* The cache is attached with its own journal and no fsync: it may be
+ * lost without harm. */
+static int
+attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(db, "ATTACH DATABASE ?1 AS cache", -1, &stmt,
+	    NULL) != SQLITE_OK)
+		return fail_db(db, e, "attach cache");
+	sqlite3_bind_text(stmt, 1, s->cache_path, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return fail_db(db, e, "attach cache");
+	if (exec(db, "PRAGMA cache.journal_mode=WAL;"
+	    " PRAGMA cache.synchronous=OFF;", e, "cache pragmas") == -1)
+		return -1;
+	return exec(db, cache_sql, e, "cache tables");
+}
+
+static sqlite3 *
+open_db(const char *path, int flags, struct error *e)
+{
+	sqlite3 *db;
+
+	if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "cannot open %s: %s",
+		    path, db ? sqlite3_errmsg(db) : "out of memory");
+		log_warn("database: %s", e->message);
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
+static int
+user_version(sqlite3 *db)
+{
+	sqlite3_stmt	*stmt;
+	int		 v = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, NULL) ==
+	    SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
+		v = sqlite3_column_int(stmt, 0);
+	sqlite3_finalize(stmt);
+	return v;
+}
+
+int
+store_init(const struct settings *s, struct error *e)
+{
+	sqlite3	*db;
+	char	 dir[sizeof(s->db_path)], sql[64], *slash;
+	int	 v, rc = -1;
+
+	snprintf(dir, sizeof(dir), "%s", s->db_path);
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0750) == -1 && errno != EEXIST)
+			return error_set(e, ERR_UNAVAILABLE, NULL,
+			    "cannot create %s: %s", dir, strerror(errno));
+	}
+	if ((db = open_db(s->db_path, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, e)) == NULL)
+		return -1;
+	if (pragmas(db, s, e) == -1 ||
+	    exec(db, "BEGIN IMMEDIATE", e, "begin") == -1)
+		goto out;
+	if ((v = user_version(db)) < 0 || v > SCHEMA_VERSION) {
+		error_set(e, ERR_INTERNAL, NULL, "%s: schema version %d is "
+		    "newer than this program (%d)", s->db_path, v,
+		    SCHEMA_VERSION);
+		exec(db, "ROLLBACK", e, "rollback");
+		goto out;
+	}
+	for (; v < SCHEMA_VERSION; v++)
+		if (exec(db, migrations[v], e, "migrate") == -1) {
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			goto out;
+		}
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
+	if (exec(db, sql, e, "user_version") == -1 ||
+	    exec(db, "COMMIT", e, "commit") == -1)
+		goto out;
+	rc = attach_cache(db, s, e);
+out:
+	sqlite3_close(db);
+	return rc;
+}
+
+struct store *
+store_open(const struct settings *s, struct error *e)
+{
+	struct store	*st;
+	int		 v;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+		return NULL;
+	}
+	if ((st->db = open_db(s->db_path, SQLITE_OPEN_READWRITE, e)) == NULL)
+		goto fail;
+	if (pragmas(st->db, s, e) == -1 || attach_cache(st->db, s, e) == -1)
+		goto fail;
+	if ((v = user_version(st->db)) != SCHEMA_VERSION) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "%s: schema version %d, "
+		    "want %d: run evalgate-admin init", s->db_path, v,
+		    SCHEMA_VERSION);
+		goto fail;
+	}
+	return st;
+fail:
+	store_close(st);
+	return NULL;
+}
+
+void
+store_close(struct store *st)
+{
+	size_t i;
+
+	if (st == NULL)
+		return;
+	for (i = 0; i < STORE_STMTS; i++)
+		sqlite3_finalize(st->stmts[i].stmt);
+	sqlite3_close(st->db);
+	free(st);
+}
+
+static int
+answers(const char *path)
+{
+	sqlite3		*db = NULL;
+	sqlite3_stmt	*stmt = NULL;
+	int		 ok;
+
+	ok = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) ==
+	    SQLITE_OK && sqlite3_prepare_v2(db,
+	    "SELECT count(*) FROM sqlite_schema", -1, &stmt, NULL) ==
+	    SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW;
+	sqlite3_finalize(stmt);
+	sqlite3_close(db);
+	return ok;
+}
+
+void
+store_ready(const struct settings *s, int *db_ok, int *cache_ok)
+{
+	*db_ok = answers(s->db_path);
+	*cache_ok = answers(s->cache_path);
+}
+
+sqlite3_stmt *
+store_stmt(struct store *st, const char *sql, struct error *e)
+{
+	/* Open addressing on the string's address: every caller passes a
+	 * static array, so the address names the statement. */
+	size_t i = ((uintptr_t)sql >> 3) % STORE_STMTS, n;
+
+	for (n = 0; n < STORE_STMTS; n++, i = (i + 1) % STORE_STMTS) {
+		if (st->stmts[i].sql == sql) {
+			sqlite3_reset(st->stmts[i].stmt);
+			sqlite3_clear_bindings(st->stmts[i].stmt);
+			return st->stmts[i].stmt;
+		}
+		if (st->stmts[i].sql == NULL)
+			break;
+	}
+	if (n == STORE_STMTS) {
+		error_set(e, ERR_INTERNAL, NULL, "statement cache full");
+		return NULL;
+	}
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+	    &st->stmts[i].stmt, NULL) != SQLITE_OK) {
+		store_fail(st, e, "prepare");
+		return NULL;
+	}
+	st->stmts[i].sql = sql;
+	return st->stmts[i].stmt;
+}
+
+int
+store_exec_stmt(struct store *st, sqlite3_stmt *stmt, struct error *e,
+    const char *what)
+{
+	int rc = sqlite3_step(stmt);
+
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(st, e, what);
+	return 0;
+}
+
+void
+store_bind_text(sqlite3_stmt *stmt, int i, const char *v)
+{
+	if (v == NULL)
+		sqlite3_bind_null(stmt, i);
+	else
+		sqlite3_bind_text(stmt, i, v, -1, SQLITE_TRANSIENT);
+}
+
+void
+store_col_text(sqlite3_stmt *stmt, int i, char *buf, size_t size)
+{
+	const unsigned char *t = sqlite3_column_text(stmt, i);
+
+	snprintf(buf, size, "%s", t ? (const char *)t : "");
+}
+
+static const char SQL_BEGIN[] = "BEGIN IMMEDIATE";
+static const char SQL_COMMIT[] = "COMMIT";
+static const char SQL_ROLLBACK[] = "ROLLBACK";
+
+int
+store_begin(struct store *st, struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_BEGIN, e);
+
+	if (stmt == NULL || store_exec_stmt(st, stmt, e, "begin") == -1)
+		return -1;
+	st->in_tx = 1;
+	return 0;
+}
+
+int
+store_commit(struct store *st, struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_COMMIT, e);
+
+	if (stmt == NULL || store_exec_stmt(st, stmt, e, "commit") == -1) {
+		store_rollback(st);
+		return -1;
+	}
+	st->in_tx = 0;
+	return 0;
+}
+
+void
+store_rollback(struct store *st)
+{
+	struct error	 e = { 0 };
+	sqlite3_stmt	*stmt;
+
+	if (!st->in_tx)
+		return;
+	st->in_tx = 0;
+	if (sqlite3_get_autocommit(st->db))
+		return;
+	if ((stmt = store_stmt(st, SQL_ROLLBACK, &e)) != NULL)
+		store_exec_stmt(st, stmt, &e, "rollback");
+	error_clear(&e);
+}
+
+static const char SQL_AUDIT[] =
+	"INSERT INTO audit_log (at_ms, actor, action, target, details)"
+	" VALUES (?1, ?2, ?3, ?4, ?5)";
+
+int
+store_audit(struct store *st, const char *actor, const char *action,
+    const char *target, json_object *details, struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_AUDIT, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, clock_now_ms());
+	store_bind_text(stmt, 2, actor);
+	store_bind_text(stmt, 3, action);
+	store_bind_text(stmt, 4, target);
+	store_bind_text(stmt, 5, details ? json_object_to_json_string_ext(
+	    details, JSON_C_TO_STRING_PLAIN) : NULL);
+	return store_exec_stmt(st, stmt, e, "audit");
+}

@@ -1,0 +1,94 @@
+/* store.h: everything evalgate keeps, behind one interface.
+ *
+ * The store*.c files are the only ones that see SQL or include sqlite3.h,
+ * so that a second engine can be added without touching the handlers.
+ * A struct store is one process's connection to the database with the
+ * cache file attached as "cache"; open it after fork, never share it.
+ *
+ * Conventions: functions returning int give 0 on success and -1 with e
+ * set on failure; lookups give 1 found, 0 not found, -1 failure.  Busy,
+ * locked, full or read-only databases are ERR_UNAVAILABLE (503 with
+ * Retry-After); anything else unexpected is ERR_INTERNAL. */
+#ifndef EVALGATE_STORE_H
+#define EVALGATE_STORE_H
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "error.h"
+
+struct settings;
+struct store;
+
+struct app {
+	int64_t	id;
+	char	name[128];
+	int	log_state;
+	int	is_admin;
+	int64_t	rate_per_minute;	/* 0: the default setting */
+	int64_t	daily_quota;		/* 0: the default setting */
+	int64_t	created_at;		/* epoch seconds */
+};
+
+struct key_row {
+	char	prefix[9];
+	int64_t	app_id;
+	char	hash[128];		/* crypto_pwhash_str */
+	int64_t	created_at;		/* epoch seconds */
+	int64_t	expires_at;		/* 0: never */
+	int64_t	revoked_at;		/* 0: not revoked */
+};
+
+/* Creates or migrates the database and the cache.  Idempotent. */
+int	 store_init(const struct settings *s, struct error *e);
+/* Opens this process's connection; NULL with e set. */
+struct store *store_open(const struct settings *s, struct error *e);
+void	 store_close(struct store *st);
+/* Whether each file answers a query, on fresh read-only connections. */
+void	 store_ready(const struct settings *s, int *db_ok, int *cache_ok);
+
+/* A short write transaction: BEGIN IMMEDIATE ... COMMIT. */
+int	 store_begin(struct store *st, struct error *e);
+int	 store_commit(struct store *st, struct error *e);
+void	 store_rollback(struct store *st);
+
+/* Applications. */
+int	 store_app_insert(struct store *st, struct app *a, struct error *e);
+int	 store_app_update(struct store *st, const struct app *a,
+	    struct error *e);
+int	 store_app_by_name(struct store *st, const char *name, struct app *a,
+	    struct error *e);
+int	 store_app_by_id(struct store *st, int64_t id, struct app *a,
+	    struct error *e);
+int	 store_app_each(struct store *st,
+	    void (*fn)(const struct app *, void *), void *arg,
+	    struct error *e);
+
+/* API keys. */
+int	 store_key_insert(struct store *st, const struct key_row *k,
+	    struct error *e);
+int	 store_key_by_prefix(struct store *st, const char *prefix,
+	    struct key_row *k, struct error *e);
+int	 store_key_revoke(struct store *st, const char *prefix, int64_t now,
+	    struct error *e);
+int	 store_key_each(struct store *st, int64_t app_id /* 0: all */,
+	    void (*fn)(const struct key_row *, const char *app, void *),
+	    void *arg, struct error *e);
+
+/* The verified-key memo and failed-attempt counts (cache file).  These
+ * never fail the request: the cache is an optimisation. */
+int	 store_memo_has(struct store *st, const unsigned char mac[32],
+	    const char *prefix);
+void	 store_memo_put(struct store *st, const unsigned char mac[32],
+	    const char *prefix, int64_t now_ms);
+long	 store_auth_failures(struct store *st, const char *prefix,
+	    int64_t since_ms);
+void	 store_auth_failure(struct store *st, const char *prefix,
+	    int64_t now_ms);
+
+/* One audit row for a mutation (who, what, on what, details). */
+int	 store_audit(struct store *st, const char *actor, const char *action,
+	    const char *target, json_object *details, struct error *e);
+
+#endif

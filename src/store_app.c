@@ -1,0 +1,326 @@
+/* store_app.c: applications, API keys, and the authentication cache. */
+#include <string.h>
+
+#include "store_internal.h"
+
+#define APP_COLS "id, name, log_state, is_admin, rate_per_minute," \
+	" daily_quota, created_at"
+
+static void
+read_app(sqlite3_stmt *stmt, struct app *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->id = sqlite3_column_int64(stmt, 0);
+	store_col_text(stmt, 1, a->name, sizeof(a->name));
+	a->log_state = sqlite3_column_int(stmt, 2);
+	a->is_admin = sqlite3_column_int(stmt, 3);
+	a->rate_per_minute = sqlite3_column_int64(stmt, 4);
+	a->daily_quota = sqlite3_column_int64(stmt, 5);
+	a->created_at = sqlite3_column_int64(stmt, 6);
+}
+
+/* Steps a one-row lookup: 1 and the row read, 0, or -1. */
+static int
+lookup(struct store *st, sqlite3_stmt *stmt, struct error *e,
+    const char *what, void (*read)(sqlite3_stmt *, void *), void *out)
+{
+	int rc = sqlite3_step(stmt);
+
+	if (rc == SQLITE_ROW) {
+		read(stmt, out);
+		sqlite3_reset(stmt);
+		return 1;
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : store_fail(st, e, what);
+}
+
+static void
+read_app_v(sqlite3_stmt *stmt, void *out)
+{
+	read_app(stmt, out);
+}
+
+static void
+bind_optional(sqlite3_stmt *stmt, int i, int64_t v)
+{
+	if (v > 0)
+		sqlite3_bind_int64(stmt, i, v);
+	else
+		sqlite3_bind_null(stmt, i);
+}
+
+static const char SQL_APP_INSERT[] =
+	"INSERT INTO applications (name, log_state, is_admin,"
+	" rate_per_minute, daily_quota, created_at)"
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+int
+store_app_insert(struct store *st, struct app *a, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_APP_INSERT, e);
+	int		 rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, a->name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(stmt, 2, a->log_state);
+	sqlite3_bind_int(stmt, 3, a->is_admin);
+	bind_optional(stmt, 4, a->rate_per_minute);
+	bind_optional(stmt, 5, a->daily_quota);
+	sqlite3_bind_int64(stmt, 6, a->created_at);
+	rc = sqlite3_step(stmt);
+	sqlite3_reset(stmt);
+	if (rc == SQLITE_CONSTRAINT || (rc & 0xff) == SQLITE_CONSTRAINT)
+		return error_set(e, ERR_CONFLICT, "name",
+		    "an application named '%s' exists", a->name);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, e, "insert application");
+	a->id = sqlite3_last_insert_rowid(st->db);
+	return 0;
+}
+
+static const char SQL_APP_UPDATE[] =
+	"UPDATE applications SET log_state = ?2, rate_per_minute = ?3,"
+	" daily_quota = ?4 WHERE id = ?1";
+
+int
+store_app_update(struct store *st, const struct app *a, struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_APP_UPDATE, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, a->id);
+	sqlite3_bind_int(stmt, 2, a->log_state);
+	bind_optional(stmt, 3, a->rate_per_minute);
+	bind_optional(stmt, 4, a->daily_quota);
+	return store_exec_stmt(st, stmt, e, "update application");
+}
+
+static const char SQL_APP_BY_NAME[] =
+	"SELECT " APP_COLS " FROM applications WHERE name = ?1";
+static const char SQL_APP_BY_ID[] =
+	"SELECT " APP_COLS " FROM applications WHERE id = ?1";
+static const char SQL_APP_ALL[] =
+	"SELECT " APP_COLS " FROM applications ORDER BY name";
+
+int
+store_app_by_name(struct store *st, const char *name, struct app *a,
+    struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_APP_BY_NAME, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+	return lookup(st, stmt, e, "application", read_app_v, a);
+}
+
+int
+store_app_by_id(struct store *st, int64_t id, struct app *a,
+    struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_APP_BY_ID, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, id);
+	return lookup(st, stmt, e, "application", read_app_v, a);
+}
+
+int
+store_app_each(struct store *st, void (*fn)(const struct app *, void *),
+    void *arg, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_APP_ALL, e);
+	struct app	 a;
+	int		 rc;
+
+	if (stmt == NULL)
+		return -1;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		read_app(stmt, &a);
+		fn(&a, arg);
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "applications");
+}
+
+#define KEY_COLS "prefix, app_id, hash, created_at, expires_at, revoked_at"
+
+static void
+read_key(sqlite3_stmt *stmt, void *out)
+{
+	struct key_row *k = out;
+
+	memset(k, 0, sizeof(*k));
+	store_col_text(stmt, 0, k->prefix, sizeof(k->prefix));
+	k->app_id = sqlite3_column_int64(stmt, 1);
+	store_col_text(stmt, 2, k->hash, sizeof(k->hash));
+	k->created_at = sqlite3_column_int64(stmt, 3);
+	k->expires_at = sqlite3_column_int64(stmt, 4);
+	k->revoked_at = sqlite3_column_int64(stmt, 5);
+}
+
+static const char SQL_KEY_INSERT[] =
+	"INSERT INTO api_keys (" KEY_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, NULL)";
+
+int
+store_key_insert(struct store *st, const struct key_row *k, struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_KEY_INSERT, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, k->prefix, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, k->app_id);
+	sqlite3_bind_text(stmt, 3, k->hash, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 4, k->created_at);
+	bind_optional(stmt, 5, k->expires_at);
+	return store_exec_stmt(st, stmt, e, "insert key");
+}
+
+static const char SQL_KEY_BY_PREFIX[] =
+	"SELECT " KEY_COLS " FROM api_keys WHERE prefix = ?1";
+
+int
+store_key_by_prefix(struct store *st, const char *prefix, struct key_row *k,
+    struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_KEY_BY_PREFIX, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
+	return lookup(st, stmt, e, "key", read_key, k);
+}
+
+static const char SQL_KEY_REVOKE[] =
+	"UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?2)"
+	" WHERE prefix = ?1";
+
+int
+store_key_revoke(struct store *st, const char *prefix, int64_t now,
+    struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_KEY_REVOKE, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, now);
+	if (store_exec_stmt(st, stmt, e, "revoke key") == -1)
+		return -1;
+	return sqlite3_changes(st->db) > 0;
+}
+
+static const char SQL_KEY_ALL[] =
+	"SELECT k.prefix, k.app_id, k.hash, k.created_at, k.expires_at,"
+	" k.revoked_at, a.name FROM api_keys k"
+	" JOIN applications a ON a.id = k.app_id"
+	" WHERE ?1 = 0 OR k.app_id = ?1 ORDER BY a.name, k.created_at, k.prefix";
+
+int
+store_key_each(struct store *st, int64_t app_id,
+    void (*fn)(const struct key_row *, const char *, void *), void *arg,
+    struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_KEY_ALL, e);
+	struct key_row	 k;
+	int		 rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, app_id);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		read_key(stmt, &k);
+		fn(&k, (const char *)sqlite3_column_text(stmt, 6), arg);
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "keys");
+}
+
+static const char SQL_MEMO_HAS[] =
+	"SELECT 1 FROM cache.key_memo WHERE mac = ?1 AND prefix = ?2";
+static const char SQL_MEMO_PUT[] =
+	"INSERT OR REPLACE INTO cache.key_memo (mac, prefix, at_ms)"
+	" VALUES (?1, ?2, ?3)";
+
+int
+store_memo_has(struct store *st, const unsigned char mac[32],
+    const char *prefix)
+{
+	struct error	 e = { 0 };
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_MEMO_HAS, &e);
+	int		 hit;
+
+	error_clear(&e);
+	if (stmt == NULL)
+		return 0;
+	sqlite3_bind_blob(stmt, 1, mac, 32, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, prefix, -1, SQLITE_STATIC);
+	hit = sqlite3_step(stmt) == SQLITE_ROW;
+	sqlite3_reset(stmt);
+	return hit;
+}
+
+void
+store_memo_put(struct store *st, const unsigned char mac[32],
+    const char *prefix, int64_t now_ms)
+{
+	struct error	 e = { 0 };
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_MEMO_PUT, &e);
+
+	if (stmt != NULL) {
+		sqlite3_bind_blob(stmt, 1, mac, 32, SQLITE_STATIC);
+		sqlite3_bind_text(stmt, 2, prefix, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(stmt, 3, now_ms);
+		store_exec_stmt(st, stmt, &e, "key memo");
+	}
+	error_clear(&e);
+}
+
+static const char SQL_FAILURES[] =
+	"SELECT count(*) FROM cache.auth_failures"
+	" WHERE prefix = ?1 AND at_ms >= ?2";
+static const char SQL_FAILURE_ADD[] =
+	"INSERT INTO cache.auth_failures (prefix, at_ms) VALUES (?1, ?2)";
+static const char SQL_FAILURE_PRUNE[] =
+	"DELETE FROM cache.auth_failures WHERE at_ms < ?1";
+
+long
+store_auth_failures(struct store *st, const char *prefix, int64_t since_ms)
+{
+	struct error	 e = { 0 };
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_FAILURES, &e);
+	long		 n = 0;
+
+	error_clear(&e);
+	if (stmt == NULL)
+		return 0;
+	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, since_ms);
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		n = (long)sqlite3_column_int64(stmt, 0);
+	sqlite3_reset(stmt);
+	return n;
+}
+
+void
+store_auth_failure(struct store *st, const char *prefix, int64_t now_ms)
+{
+	struct error	 e = { 0 };
+	sqlite3_stmt	*stmt;
+
+	if ((stmt = store_stmt(st, SQL_FAILURE_PRUNE, &e)) != NULL) {
+		sqlite3_bind_int64(stmt, 1, now_ms - 3600 * 1000);
+		store_exec_stmt(st, stmt, &e, "prune failures");
+	}
+	if ((stmt = store_stmt(st, SQL_FAILURE_ADD, &e)) != NULL) {
+		sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(stmt, 2, now_ms);
+		store_exec_stmt(st, stmt, &e, "failure");
+	}
+	error_clear(&e);
+}

@@ -1,0 +1,35 @@
+/* store_internal.h: what the store*.c files share, and nobody else. */
+#ifndef EVALGATE_STORE_INTERNAL_H
+#define EVALGATE_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+#define STORE_STMTS 128		/* prepared statements kept per process */
+
+struct store {
+	sqlite3		*db;		/* owned; cache attached as "cache" */
+	struct {
+		const char	*sql;	/* borrowed: a static string */
+		sqlite3_stmt	*stmt;	/* owned */
+	} stmts[STORE_STMTS];
+	int		 in_tx;
+};
+
+/* The statement for a static SQL string, prepared on first use and kept;
+ * reset and unbound on return.  NULL with e set on failure. */
+sqlite3_stmt	*store_stmt(struct store *st, const char *sql, struct error *e);
+/* Maps the connection's last error onto e (503 for busy/full/read-only,
+ * 500 otherwise) and logs it.  Returns -1. */
+int		 store_fail(struct store *st, struct error *e, const char *what);
+/* Runs a statement that returns no rows (after binding).  0 or -1. */
+int		 store_exec_stmt(struct store *st, sqlite3_stmt *stmt,
+		    struct error *e, const char *what);
+/* Binds text, or NULL for a NULL pointer. */
+void		 store_bind_text(sqlite3_stmt *stmt, int i, const char *v);
+/* Copies column text into a fixed buffer ("" for NULL). */
+void		 store_col_text(sqlite3_stmt *stmt, int i, char *buf,
+		    size_t size);
+
+#endif

@@ -1,0 +1,65 @@
+/* uuid7.c: UUIDv7 with a 12-bit counter in rand_a for monotonicity.
+ *
+ * Layout (RFC 9562 section 5.7, method 1 of 6.2): 48 bits of Unix ms,
+ * version 7, 12 bits counter (seeded at random each new ms, incremented
+ * within one), variant 10, 62 random bits.  When the clock stands still
+ * or steps back, the last timestamp is reused and the counter advances;
+ * on counter overflow the timestamp is advanced by one. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "uuid7.h"
+
+static int64_t	last_ms = -1;	/* per process: workers are single-threaded */
+static uint16_t	counter;
+
+void
+uuid7_new(int64_t now_ms, char out[UUID7_LEN + 1])
+{
+	uint8_t		b[16];
+	uint16_t	seed;
+
+	if (now_ms > last_ms) {
+		last_ms = now_ms;
+		randombytes_buf(&seed, sizeof(seed));
+		counter = seed & 0x7ff;	/* leave room to count up */
+	} else if (++counter > 0xfff) {
+		last_ms++;
+		counter = 0;
+	}
+	randombytes_buf(b, sizeof(b));
+	b[0] = (uint8_t)(last_ms >> 40);
+	b[1] = (uint8_t)(last_ms >> 32);
+	b[2] = (uint8_t)(last_ms >> 24);
+	b[3] = (uint8_t)(last_ms >> 16);
+	b[4] = (uint8_t)(last_ms >> 8);
+	b[5] = (uint8_t)last_ms;
+	b[6] = (uint8_t)(0x70 | (counter >> 8));
+	b[7] = (uint8_t)counter;
+	b[8] = (uint8_t)(0x80 | (b[8] & 0x3f));
+	snprintf(out, UUID7_LEN + 1,
+	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x",
+	    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+	    b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+int
+uuid7_valid(const char *s)
+{
+	size_t i;
+
+	if (strlen(s) != UUID7_LEN)
+		return 0;
+	for (i = 0; i < UUID7_LEN; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return 0;
+		} else if (!isxdigit((unsigned char)s[i]))
+			return 0;
+	}
+	return s[14] == '7' && strchr("89abAB", s[19]) != NULL;
+}

@@ -1,0 +1,15 @@
+/* uuid7.h: UUIDv7 (RFC 9562) identifiers for decisions and requests,
+ * monotonic within a process, random bits from libsodium. */
+#ifndef EVALGATE_UUID7_H
+#define EVALGATE_UUID7_H
+
+#include <stdint.h>
+
+#define UUID7_LEN 36
+
+/* Writes a new id, 36 characters and a NUL, at time now_ms. */
+void	uuid7_new(int64_t now_ms, char out[UUID7_LEN + 1]);
+/* 1 if s is a well-formed UUID of version 7 (lowercase or uppercase). */
+int	uuid7_valid(const char *s);
+
+#endif
