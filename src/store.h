@@ -87,6 +87,81 @@ long	 store_auth_failures(struct store *st, const char *prefix,
 void	 store_auth_failure(struct store *st, const char *prefix,
 	    int64_t now_ms);
 
+/* Backends (design.md section 7). */
+#define BACKEND_MAX_URLS 8
+struct backend {
+	int64_t	id;
+	char	name[128];
+	char	kind[16];		/* "lexical" or "systemone" */
+	char	model[128];		/* upstream model name; "" none */
+	char	auth_env[128];		/* variable holding the key; "" none */
+	char	description[512];
+	char	release_date[16];	/* YYYY-MM-DD or "" */
+	int	enabled;
+	int64_t	timeout_ms;		/* 0: SERVICE_BACKEND_TIMEOUT_MS */
+	size_t	nurls;
+	char	urls[BACKEND_MAX_URLS][512];	/* replicas, in order */
+};
+
+int	 store_backend_insert(struct store *st, struct backend *b,
+	    struct error *e);
+int	 store_backend_set_enabled(struct store *st, const char *name,
+	    int enabled, struct error *e);	/* 1 done, 0 no such */
+int	 store_backend_by_name(struct store *st, const char *name,
+	    struct backend *b, struct error *e);
+int	 store_backend_by_id(struct store *st, int64_t id, struct backend *b,
+	    struct error *e);
+int	 store_backend_each(struct store *st, int enabled_only,
+	    void (*fn)(const struct backend *, void *), void *arg,
+	    struct error *e);
+
+/* Replica cool-downs, shared by every worker through the cache.  Never
+ * fail the request. */
+int64_t	 store_cooldown_until(struct store *st, const char *url);
+void	 store_cooldown_set(struct store *st, const char *url,
+	    int64_t until_ms);
+
+/* Schemas and their versions. */
+struct schema_version {
+	int64_t		 schema_id;
+	char		 slug[128];
+	int64_t		 version;
+	json_object	*questions;	/* owned: schema_version_clear() */
+	char		 fingerprint[65];
+	int64_t		 backend_id;
+	double		 temperature;
+	double		 abstain_threshold;
+	int64_t		 created_at;	/* epoch seconds */
+};
+void	 schema_version_clear(struct schema_version *v);
+
+/* Publishes the next version of slug (creating the schema): v->version
+ * is set.  questions, fingerprint, backend_id, temperature and
+ * threshold come from v. */
+int	 store_schema_publish(struct store *st, struct schema_version *v,
+	    struct error *e);
+/* The given version (0: the latest published) of slug: 1, 0, -1. */
+int	 store_schema_get(struct store *st, const char *slug, int64_t version,
+	    struct schema_version *v, struct error *e);
+/* For inline questions: the highest published version with this
+ * fingerprint granted to app_id (1), or none (0) with *matched telling
+ * whether some published version matched at all. */
+int	 store_schema_match(struct store *st, int64_t app_id,
+	    const char *fingerprint, struct schema_version *v, int *matched,
+	    struct error *e);
+/* Every version of slug ("" or NULL: of every schema), oldest first. */
+int	 store_schema_each(struct store *st, const char *slug,
+	    void (*fn)(const struct schema_version *, void *), void *arg,
+	    struct error *e);
+
+/* Grants: version 0 grants every version of the schema. */
+int	 store_grant(struct store *st, int64_t app_id, int64_t schema_id,
+	    int64_t version, struct error *e);
+int	 store_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
+	    int64_t version, struct error *e);	/* 1 removed, 0 none */
+int	 store_grant_allows(struct store *st, int64_t app_id,
+	    int64_t schema_id, int64_t version, struct error *e);
+
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,
 	    const char *target, json_object *details, struct error *e);
