@@ -41,6 +41,16 @@ int	backend_evaluate(struct store *st, const struct settings *s,
 	    const struct backend *b, json_object *state,
 	    json_object *questions, struct backend_answer *out,
 	    struct error *e);
+
+/* Sets a up for questions (borrowed, validated): nquestions rows of
+ * question_arity() zeros, no usage, no replica.  a is overwritten (it
+ * must hold nothing).  0, or -1 when memory ran out (a left empty). */
+int	backend_answer_alloc(struct backend_answer *a, json_object *questions);
+/* Releases what a owns and leaves it empty; safe on an empty answer. */
 void	backend_answer_free(struct backend_answer *a);
+
+/* Releases the per-process state of the kinds (the systemone curl
+ * handle), at exit and before curl_global_cleanup().  Idempotent. */
+void	backend_cleanup(void);
 
 #endif

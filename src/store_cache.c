@@ -1,0 +1,47 @@
+/* store_cache.c: replica cool-downs in the cache file, shared by every
+ * worker.  Like the key memo, these never fail the request: a cache that
+ * does not answer reads as "no cool-down" and a lost write is harmless. */
+#include "store_internal.h"
+
+static const char SQL_COOLDOWN_GET[] =
+	"SELECT until_ms FROM cache.cooldowns WHERE url = ?1";
+static const char SQL_COOLDOWN_PUT[] =
+	"INSERT INTO cache.cooldowns (url, until_ms) VALUES (?1, ?2)"
+	" ON CONFLICT (url) DO UPDATE SET until_ms = excluded.until_ms";
+static const char SQL_COOLDOWN_DEL[] =
+	"DELETE FROM cache.cooldowns WHERE url = ?1";
+
+int64_t
+store_cooldown_until(struct store *st, const char *url)
+{
+	struct error	 e = { 0 };
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_COOLDOWN_GET, &e);
+	int64_t		 until = 0;
+
+	error_clear(&e);
+	if (stmt == NULL)
+		return 0;
+	sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		until = sqlite3_column_int64(stmt, 0);
+	sqlite3_reset(stmt);
+	return until;
+}
+
+/* until_ms <= 0 removes the row: the replica is well again. */
+void
+store_cooldown_set(struct store *st, const char *url, int64_t until_ms)
+{
+	struct error	 e = { 0 };
+	sqlite3_stmt	*stmt;
+
+	stmt = store_stmt(st, until_ms > 0 ? SQL_COOLDOWN_PUT :
+	    SQL_COOLDOWN_DEL, &e);
+	if (stmt != NULL) {
+		sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
+		if (until_ms > 0)
+			sqlite3_bind_int64(stmt, 2, until_ms);
+		store_exec_stmt(st, stmt, &e, "cool-down");
+	}
+	error_clear(&e);
+}
