@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "answer.h"
+#include "json_util.h"
 #include "question.h"
 
 #define STACK_CAP	256	/* tempered values kept on the stack */
@@ -47,26 +48,6 @@ static const struct builder builders[Q__MAX] = {
  * stay visibly numbers of type double.  Non-finite values, which JSON
  * cannot carry, become 0.0.  New object, or NULL without memory.
  */
-static json_object *
-num(double d)
-{
-	char	 buf[40];
-	int	 prec;
-
-	if (!isfinite(d))
-		d = 0;
-	if (d == 0)
-		d = 0;		/* no "-0.0" */
-	for (prec = 15; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	if (strspn(buf, "-0123456789") == strlen(buf))
-		strncat(buf, ".0", sizeof(buf) - strlen(buf) - 1);
-	return json_object_new_double_s(d, buf);
-}
-
 /* Adds v under k, taking ownership; -1 (v released) on any failure. */
 static int
 put(json_object *o, const char *k, json_object *v)
@@ -168,14 +149,14 @@ choice_answer(json_object *o, json_object *c, const double *q, size_t n,
 		(void)v;
 		if (i == best)
 			chosen = k;
-		err |= put(probs, k, num(q[i]));
+		err |= put(probs, k, ju_num(q[i]));
 		i++;
 	}
 	if (chosen == NULL)
 		err = -1;
 	err |= put(o, "choice", chosen ? json_object_new_string(chosen) : NULL);
 	err |= put(o, "probabilities", probs);
-	err |= put(o, "confidence", num(q[best]));
+	err |= put(o, "confidence", ju_num(q[best]));
 	err |= put(o, "x_abstain", json_object_new_boolean(q[best] < threshold));
 	return err ? -1 : 0;
 }
@@ -192,7 +173,7 @@ choice_distribution(json_object *c, const double *p, size_t n)
 	json_object_object_foreach(c, k, v) {
 		(void)v;
 		if (i < n)
-			err |= put(o, k, num(p[i]));
+			err |= put(o, k, ju_num(p[i]));
 		i++;
 	}
 	if (err) {
@@ -230,12 +211,12 @@ score_answer(json_object *o, json_object *c, const double *q, size_t n,
 		err |= put(legend, idx, json_object_new_string_len(
 		    json_object_get_string(label),
 		    json_object_get_string_len(label)));
-		err |= put(probs, idx, num(q[i]));
+		err |= put(probs, idx, ju_num(q[i]));
 	}
-	err |= put(o, "score", num(score));
+	err |= put(o, "score", ju_num(score));
 	err |= put(o, "legend", legend);
 	err |= put(o, "probabilities", probs);
-	err |= put(o, "confidence", num(q[best]));
+	err |= put(o, "confidence", ju_num(q[best]));
 	err |= put(o, "x_abstain", json_object_new_boolean(q[best] < threshold));
 	return err ? -1 : 0;
 }
@@ -250,7 +231,7 @@ score_distribution(json_object *c, const double *p, size_t n)
 	if ((a = json_object_new_array()) == NULL)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		json_object	*v = num(p[i]);
+		json_object	*v = ju_num(p[i]);
 
 		if (v == NULL || json_object_array_add(a, v) != 0) {
 			json_object_put(v);
@@ -273,7 +254,7 @@ noul_answer(json_object *o, json_object *c, const double *q, size_t n,
 	(void)c;
 	(void)n;
 	conf = t > 1 - t ? t : 1 - t;
-	err |= put(o, "noul", num(t));
+	err |= put(o, "noul", ju_num(t));
 	err |= put(o, "x_abstain", json_object_new_boolean(conf < threshold));
 	return err ? -1 : 0;
 }
@@ -283,7 +264,7 @@ noul_distribution(json_object *c, const double *p, size_t n)
 {
 	(void)c;
 	(void)n;
-	return num(p[0]);
+	return ju_num(p[0]);
 }
 
 /* Public interface */

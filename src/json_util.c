@@ -1,9 +1,37 @@
-/* json_util.c: typed member access with refusals naming the field. */
+/* json_util.c: typed member access with refusals naming the field, and
+ * the JSON parsing and number writing every module shares. */
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "json_util.h"
+
+json_object *
+ju_parse(const char *text)
+{
+	json_tokener	*tok;
+	json_object	*obj;
+	size_t		 len = strlen(text), end;
+
+	if (len >= INT_MAX || (tok = json_tokener_new_ex(JU_MAX_DEPTH)) == NULL)
+		return NULL;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	/* The NUL is passed too, so that a bare number at the end ends. */
+	obj = json_tokener_parse_ex(tok, text, (int)len + 1);
+	end = json_tokener_get_parse_end(tok);
+	if (end > len)
+		end = len;
+	if (json_tokener_get_error(tok) != json_tokener_success ||
+	    text[end + strspn(text + end, " \t\r\n")] != '\0') {
+		json_object_put(obj);
+		obj = NULL;
+	}
+	json_tokener_free(tok);
+	return obj;
+}
 
 const char *
 ju_str(json_object *obj, const char *key)
@@ -106,6 +134,26 @@ ju_opt_num(json_object *obj, const char *key, double min, double max,
 		    "must be from %g to %g", min, max);
 	*out = d;
 	return 0;
+}
+
+json_object *
+ju_num(double d)
+{
+	char	 buf[40];
+	int	 prec;
+
+	if (!isfinite(d))
+		d = 0;
+	if (d == 0)
+		d = 0;		/* no "-0.0" */
+	for (prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	if (strspn(buf, "-0123456789") == strlen(buf))
+		strncat(buf, ".0", sizeof(buf) - strlen(buf) - 1);
+	return json_object_new_double_s(d, buf);
 }
 
 void

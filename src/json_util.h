@@ -9,6 +9,12 @@
 
 #include "error.h"
 
+#define JU_MAX_DEPTH 64	/* nesting accepted anywhere (design.md section 5) */
+
+/* Parses the whole of text (NUL-terminated) as JSON nested at most
+ * JU_MAX_DEPTH deep: a new object the caller puts, or NULL for text that
+ * is not exactly one JSON value.  JSON null also gives NULL. */
+json_object	*ju_parse(const char *text);
 /* The member key of obj if it is a string, else NULL (borrowed). */
 const char	*ju_str(json_object *obj, const char *key);
 /* Requires member key to be a string of 1..maxlen bytes: 0 or -1. */
@@ -24,6 +30,9 @@ int		 ju_opt_int(json_object *obj, const char *key, int64_t min,
 		    int64_t max, int64_t *out, int *is_null, struct error *e);
 int		 ju_opt_num(json_object *obj, const char *key, double min,
 		    double max, double *out, struct error *e);
+/* A new JSON number for d, written as the shortest text that reads back
+ * as d ("0.4", not "0.40000000000000002"; "1.0" for 1); 0 if not finite. */
+json_object	*ju_num(double d);
 /* Adds key: string, or null for a NULL string. */
 void		 ju_add_str(json_object *obj, const char *key, const char *v);
 /* Adds key: RFC 3339 time from epoch ms, or null for 0. */

@@ -298,6 +298,30 @@ store_col_text(sqlite3_stmt *stmt, int i, char *buf, size_t size)
 	snprintf(buf, size, "%s", t ? (const char *)t : "");
 }
 
+int
+store_lookup(struct store *st, sqlite3_stmt *stmt, struct error *e,
+    const char *what, void (*read)(sqlite3_stmt *, void *), void *out)
+{
+	int rc = sqlite3_step(stmt);
+
+	if (rc == SQLITE_ROW) {
+		read(stmt, out);
+		sqlite3_reset(stmt);
+		return 1;
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : store_fail(st, e, what);
+}
+
+void
+store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v)
+{
+	if (v > 0)
+		sqlite3_bind_int64(stmt, i, v);
+	else
+		sqlite3_bind_null(stmt, i);
+}
+
 static const char SQL_BEGIN[] = "BEGIN IMMEDIATE";
 static const char SQL_COMMIT[] = "COMMIT";
 static const char SQL_ROLLBACK[] = "ROLLBACK";

@@ -135,9 +135,10 @@ struct schema_version {
 };
 void	 schema_version_clear(struct schema_version *v);
 
-/* Publishes the next version of slug (creating the schema): v->version
- * is set.  questions, fingerprint, backend_id, temperature and
- * threshold come from v. */
+/* Publishes the next version of slug (creating the schema) inside the
+ * caller's transaction: v->schema_id, v->version and v->created_at are
+ * set.  questions, fingerprint, backend_id, temperature and threshold
+ * come from v. */
 int	 store_schema_publish(struct store *st, struct schema_version *v,
 	    struct error *e);
 /* The given version (0: the latest published) of slug: 1, 0, -1. */
@@ -154,13 +155,40 @@ int	 store_schema_each(struct store *st, const char *slug,
 	    void (*fn)(const struct schema_version *, void *), void *arg,
 	    struct error *e);
 
-/* Grants: version 0 grants every version of the schema. */
+/* Grants: version 0 grants every version of the schema.  Granting twice
+ * is not an error.  Ungranting version 0 removes every grant of the
+ * schema to the application; version N removes the grant of N only. */
 int	 store_grant(struct store *st, int64_t app_id, int64_t schema_id,
 	    int64_t version, struct error *e);
 int	 store_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
 	    int64_t version, struct error *e);	/* 1 removed, 0 none */
 int	 store_grant_allows(struct store *st, int64_t app_id,
 	    int64_t schema_id, int64_t version, struct error *e);
+
+/* Templates (design.md section 11). */
+struct template_version {
+	int64_t		 template_id;
+	char		 slug[128];
+	int64_t		 version;
+	char		*body;		/* owned: template_version_clear() */
+	json_object	*variables;	/* owned: template_version_clear() */
+	int		 escape_html;
+	int64_t		 created_at;	/* epoch seconds */
+};
+void	 template_version_clear(struct template_version *v);
+
+/* Publishes the next version of slug (creating the template) inside the
+ * caller's transaction: v->template_id, v->version and v->created_at are
+ * set; body, variables and escape_html come from v. */
+int	 store_template_publish(struct store *st, struct template_version *v,
+	    struct error *e);
+/* The given version (0: the latest published) of slug: 1, 0, -1. */
+int	 store_template_get(struct store *st, const char *slug,
+	    int64_t version, struct template_version *v, struct error *e);
+/* Every version of every template, oldest first. */
+int	 store_template_each(struct store *st,
+	    void (*fn)(const struct template_version *, void *), void *arg,
+	    struct error *e);
 
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,

@@ -19,35 +19,10 @@ read_app(sqlite3_stmt *stmt, struct app *a)
 	a->created_at = sqlite3_column_int64(stmt, 6);
 }
 
-/* Steps a one-row lookup: 1 and the row read, 0, or -1. */
-static int
-lookup(struct store *st, sqlite3_stmt *stmt, struct error *e,
-    const char *what, void (*read)(sqlite3_stmt *, void *), void *out)
-{
-	int rc = sqlite3_step(stmt);
-
-	if (rc == SQLITE_ROW) {
-		read(stmt, out);
-		sqlite3_reset(stmt);
-		return 1;
-	}
-	sqlite3_reset(stmt);
-	return rc == SQLITE_DONE ? 0 : store_fail(st, e, what);
-}
-
 static void
 read_app_v(sqlite3_stmt *stmt, void *out)
 {
 	read_app(stmt, out);
-}
-
-static void
-bind_optional(sqlite3_stmt *stmt, int i, int64_t v)
-{
-	if (v > 0)
-		sqlite3_bind_int64(stmt, i, v);
-	else
-		sqlite3_bind_null(stmt, i);
 }
 
 static const char SQL_APP_INSERT[] =
@@ -66,8 +41,8 @@ store_app_insert(struct store *st, struct app *a, struct error *e)
 	sqlite3_bind_text(stmt, 1, a->name, -1, SQLITE_STATIC);
 	sqlite3_bind_int(stmt, 2, a->log_state);
 	sqlite3_bind_int(stmt, 3, a->is_admin);
-	bind_optional(stmt, 4, a->rate_per_minute);
-	bind_optional(stmt, 5, a->daily_quota);
+	store_bind_optional(stmt, 4, a->rate_per_minute);
+	store_bind_optional(stmt, 5, a->daily_quota);
 	sqlite3_bind_int64(stmt, 6, a->created_at);
 	rc = sqlite3_step(stmt);
 	sqlite3_reset(stmt);
@@ -93,8 +68,8 @@ store_app_update(struct store *st, const struct app *a, struct error *e)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, a->id);
 	sqlite3_bind_int(stmt, 2, a->log_state);
-	bind_optional(stmt, 3, a->rate_per_minute);
-	bind_optional(stmt, 4, a->daily_quota);
+	store_bind_optional(stmt, 3, a->rate_per_minute);
+	store_bind_optional(stmt, 4, a->daily_quota);
 	return store_exec_stmt(st, stmt, e, "update application");
 }
 
@@ -114,7 +89,7 @@ store_app_by_name(struct store *st, const char *name, struct app *a,
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
-	return lookup(st, stmt, e, "application", read_app_v, a);
+	return store_lookup(st, stmt, e, "application", read_app_v, a);
 }
 
 int
@@ -126,7 +101,7 @@ store_app_by_id(struct store *st, int64_t id, struct app *a,
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
-	return lookup(st, stmt, e, "application", read_app_v, a);
+	return store_lookup(st, stmt, e, "application", read_app_v, a);
 }
 
 int
@@ -177,7 +152,7 @@ store_key_insert(struct store *st, const struct key_row *k, struct error *e)
 	sqlite3_bind_int64(stmt, 2, k->app_id);
 	sqlite3_bind_text(stmt, 3, k->hash, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 4, k->created_at);
-	bind_optional(stmt, 5, k->expires_at);
+	store_bind_optional(stmt, 5, k->expires_at);
 	return store_exec_stmt(st, stmt, e, "insert key");
 }
 
@@ -193,7 +168,7 @@ store_key_by_prefix(struct store *st, const char *prefix, struct key_row *k,
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
-	return lookup(st, stmt, e, "key", read_key, k);
+	return store_lookup(st, stmt, e, "key", read_key, k);
 }
 
 static const char SQL_KEY_REVOKE[] =

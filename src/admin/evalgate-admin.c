@@ -15,6 +15,7 @@
 
 #include "auth.h"
 #include "clock.h"
+#include "json_util.h"
 #include "ops.h"
 #include "settings.h"
 #include "store.h"
@@ -49,7 +50,7 @@ struct cli_arg {
 };
 
 static const struct cli_cmd {
-	const char	*words[2];
+	const char	*words[2];	/* words[1] NULL: a one-word command */
 	struct cli_arg	 args[MAX_ARGS];
 	struct cli_opt	 opts[MAX_OPTS];
 	enum op		 op;
@@ -81,6 +82,51 @@ static const struct cli_cmd {
 	  OP_KEY_REVOKE, PRINT_OBJECT, NULL, "key revoke PREFIX" },
 	{ { "key", "list" }, { { "application", 1 } }, { { NULL, NULL, 0 } },
 	  OP_KEY_LIST, PRINT_TABLE, NULL, "key list [APP]" },
+	{ { "backend", "add" }, { { "name", 0 } },
+	  { { "--kind", "kind", OPT_STRING },
+	    { "--url", "urls", OPT_STRINGS },
+	    { "--model", "model", OPT_STRING },
+	    { "--auth-env", "auth_env", OPT_STRING },
+	    { "--description", "description", OPT_STRING },
+	    { "--release-date", "release_date", OPT_STRING },
+	    { "--timeout-ms", "timeout_ms", OPT_INT } },
+	  OP_BACKEND_ADD, PRINT_OBJECT, NULL,
+	  "backend add NAME --kind lexical|systemone [--url URL]... "
+	  "[--model NAME] [--auth-env VAR] [--description TEXT] "
+	  "[--release-date YYYY-MM-DD] [--timeout-ms N]" },
+	{ { "backend", "enable" }, { { "name", 0 } }, { { NULL, NULL, 0 } },
+	  OP_BACKEND_ENABLE, PRINT_OBJECT, NULL, "backend enable NAME" },
+	{ { "backend", "disable" }, { { "name", 0 } }, { { NULL, NULL, 0 } },
+	  OP_BACKEND_DISABLE, PRINT_OBJECT, NULL, "backend disable NAME" },
+	{ { "backend", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0 } },
+	  OP_BACKEND_LIST, PRINT_TABLE, NULL, "backend list" },
+	{ { "schema", "publish" }, { { "id", 0 } },
+	  { { "--questions", "questions", OPT_FILE_JSON },
+	    { "--backend", "backend", OPT_STRING },
+	    { "--temperature", "temperature", OPT_NUMBER },
+	    { "--abstain-threshold", "abstain_threshold", OPT_NUMBER } },
+	  OP_SCHEMA_PUBLISH, PRINT_BARE, "version",
+	  "schema publish ID --questions FILE --backend NAME [--temperature T] "
+	  "[--abstain-threshold X]" },
+	{ { "schema", "list" }, { { "id", 1 } }, { { NULL, NULL, 0 } },
+	  OP_SCHEMA_LIST, PRINT_TABLE, NULL, "schema list [ID]" },
+	{ { "grant", NULL }, { { "application", 0 }, { "schema", 0 } },
+	  { { "--version", "version", OPT_INT } },
+	  OP_GRANT, PRINT_OBJECT, NULL, "grant APP SCHEMA [--version N]" },
+	{ { "ungrant", NULL }, { { "application", 0 }, { "schema", 0 } },
+	  { { "--version", "version", OPT_INT } },
+	  OP_UNGRANT, PRINT_OBJECT, NULL, "ungrant APP SCHEMA [--version N]" },
+	{ { "template", "publish" }, { { "id", 0 } },
+	  { { "--body", "body", OPT_FILE_TEXT },
+	    { "--variables", "variables", OPT_FILE_JSON },
+	    { "--escape", "escape", OPT_STRING } },
+	  OP_TEMPLATE_PUBLISH, PRINT_BARE, "version",
+	  "template publish ID --body FILE --variables FILE [--escape html]" },
+	{ { "template", "render" }, { { "id", 0 } },
+	  { { "--version", "version", OPT_INT },
+	    { "--values", "values", OPT_JSON } },
+	  OP_TEMPLATE_RENDER, PRINT_BARE, "state",
+	  "template render ID [--version N] --values JSON" },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -169,7 +215,7 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 	case OPT_STRINGS:
 		return json_object_new_string(v);
 	case OPT_JSON:
-		if ((j = json_tokener_parse(v)) == NULL)
+		if ((j = ju_parse(v)) == NULL)
 			usage_of(c, "takes JSON", o->flag);
 		return j;
 	case OPT_FILE_JSON:
@@ -184,7 +230,7 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 			free(text);
 			return j;
 		}
-		j = json_tokener_parse(text);
+		j = ju_parse(text);
 		free(text);
 		if (j == NULL) {
 			fprintf(stderr, "evalgate-admin: %s: not JSON\n", v);
@@ -235,6 +281,18 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 	return in;
 }
 
+/* How many words of argv name c: 0 if they do not. */
+static int
+cmd_words(const struct cli_cmd *c, int argc, char **argv)
+{
+	int i, n = c->words[1] != NULL ? 2 : 1;
+
+	for (i = 0; i < n; i++)
+		if (i >= argc || strcmp(c->words[i], argv[i]) != 0)
+			return 0;
+	return n;
+}
+
 static const char *
 cell(json_object *v)
 {
@@ -242,7 +300,8 @@ cell(json_object *v)
 		return "-";
 	if (json_object_is_type(v, json_type_string))
 		return json_object_get_string(v);
-	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
 /* The first array in out, as aligned columns named by its first row. */
@@ -303,12 +362,16 @@ print_table(json_object *out)
 static void
 print_out(const struct cli_cmd *c, json_object *out)
 {
-	json_object *v;
+	json_object	*v;
+	const char	*text;
 
 	switch (c->print) {
-	case PRINT_BARE:
-		if (json_object_object_get_ex(out, c->bare, &v))
-			printf("%s\n", cell(v));
+	case PRINT_BARE:	/* a newline added unless it ends with one */
+		if (json_object_object_get_ex(out, c->bare, &v)) {
+			text = cell(v);
+			printf("%s%s", text, *text != '\0' &&
+			    text[strlen(text) - 1] == '\n' ? "" : "\n");
+		}
 		break;
 	case PRINT_TABLE:
 		print_table(out);
@@ -363,7 +426,7 @@ main(int argc, char **argv)
 	json_object		*in, *out = NULL;
 	char			 err[512];
 	size_t			 i;
-	int			 rc;
+	int			 rc, nwords = 0;
 
 	argc--, argv++;
 	if (argc >= 2 && strcmp(argv[0], "--db") == 0) {
@@ -388,12 +451,11 @@ main(int argc, char **argv)
 		return cmd_init(&s);
 	}
 	for (i = 0; i < NCMDS && c == NULL; i++)
-		if (argc >= 2 && strcmp(cmds[i].words[0], argv[0]) == 0 &&
-		    strcmp(cmds[i].words[1], argv[1]) == 0)
+		if ((nwords = cmd_words(&cmds[i], argc, argv)) > 0)
 			c = &cmds[i];
 	if (c == NULL)
 		usage();
-	in = parse_args(c, argc - 2, argv + 2);
+	in = parse_args(c, argc - nwords, argv + nwords);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (auth_init(s.pepper_file, &e) == -1 ||
 	    (ctx.st = store_open(&s, &e)) == NULL) {

@@ -1,0 +1,611 @@
+/* store_catalog.c: the catalog an evaluation is resolved against:
+ * backends and their replicas, schemas and their versions, grants, and
+ * templates and their versions. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "json_util.h"
+#include "store_internal.h"
+
+/* JSON as kept in a TEXT column: compact, '/' left alone. */
+#define STORED_JSON (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+static void
+read_i64(sqlite3_stmt *stmt, void *out)
+{
+	*(int64_t *)out = sqlite3_column_int64(stmt, 0);
+}
+
+/* Binds text, or NULL for "" (an optional column left unset). */
+static void
+bind_text_or_null(sqlite3_stmt *stmt, int i, const char *v)
+{
+	store_bind_text(stmt, i, v[0] != '\0' ? v : NULL);
+}
+
+/* Steps a statement that changes rows: 1 if it changed some, 0 if none,
+ * -1 on failure. */
+static int
+exec_changes(struct store *st, sqlite3_stmt *stmt, struct error *e,
+    const char *what)
+{
+	if (store_exec_stmt(st, stmt, e, what) == -1)
+		return -1;
+	return sqlite3_changes(st->db) > 0;
+}
+
+/* Statements of a versioned kind (schemas, templates): a parent row per
+ * slug and numbered versions under it. */
+struct versioned {
+	const char	*what;		/* for logs */
+	const char	*insert;	/* ?1 slug, ?2 created_at; ignores a dup */
+	const char	*id;		/* ?1 slug -> id */
+	const char	*next;		/* ?1 id -> next version number */
+};
+
+/* The id of slug's parent row (created if absent) and the next version
+ * number under it, in the caller's transaction. */
+static int
+next_version(struct store *st, const struct versioned *k, const char *slug,
+    int64_t now, int64_t *id, int64_t *version, struct error *e)
+{
+	sqlite3_stmt	*stmt;
+	int		 rc;
+
+	if ((stmt = store_stmt(st, k->insert, e)) == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, slug, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, now);
+	if (store_exec_stmt(st, stmt, e, k->what) == -1 ||
+	    (stmt = store_stmt(st, k->id, e)) == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, slug, -1, SQLITE_STATIC);
+	if ((rc = store_lookup(st, stmt, e, k->what, read_i64, id)) != 1)
+		return rc == 0 ? store_fail(st, e, k->what) : -1;
+	if ((stmt = store_stmt(st, k->next, e)) == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, *id);
+	if ((rc = store_lookup(st, stmt, e, k->what, read_i64, version)) != 1)
+		return rc == 0 ? store_fail(st, e, k->what) : -1;
+	return 0;
+}
+
+/* JSON kept by this file and read back: a parse failure is corruption. */
+static int
+stored_json(const char *text, json_object **out, const char *what,
+    struct error *e)
+{
+	if (text == NULL || (*out = ju_parse(text)) == NULL)
+		return error_set(e, ERR_INTERNAL, NULL,
+		    "the stored %s is not JSON", what);
+	return 0;
+}
+
+/* Backends. */
+
+#define BACKEND_COLS "id, name, kind, model, auth_env, description," \
+	" release_date, enabled, timeout_ms"
+
+static const char SQL_BACKEND_INSERT[] =
+	"INSERT INTO backends (name, kind, model, auth_env, description,"
+	" release_date, enabled, timeout_ms, created_at)"
+	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+static const char SQL_REPLICA_INSERT[] =
+	"INSERT INTO backend_replicas (backend_id, position, url)"
+	" VALUES (?1, ?2, ?3)";
+static const char SQL_REPLICAS[] =
+	"SELECT url FROM backend_replicas WHERE backend_id = ?1"
+	" ORDER BY position";
+static const char SQL_BACKEND_ENABLE[] =
+	"UPDATE backends SET enabled = ?2 WHERE name = ?1";
+static const char SQL_BACKEND_BY_NAME[] =
+	"SELECT " BACKEND_COLS " FROM backends WHERE name = ?1";
+static const char SQL_BACKEND_BY_ID[] =
+	"SELECT " BACKEND_COLS " FROM backends WHERE id = ?1";
+static const char SQL_BACKEND_ALL[] =
+	"SELECT " BACKEND_COLS " FROM backends"
+	" WHERE ?1 = 0 OR enabled = 1 ORDER BY name";
+
+static void
+read_backend(sqlite3_stmt *stmt, void *out)
+{
+	struct backend *b = out;
+
+	memset(b, 0, sizeof(*b));
+	b->id = sqlite3_column_int64(stmt, 0);
+	store_col_text(stmt, 1, b->name, sizeof(b->name));
+	store_col_text(stmt, 2, b->kind, sizeof(b->kind));
+	store_col_text(stmt, 3, b->model, sizeof(b->model));
+	store_col_text(stmt, 4, b->auth_env, sizeof(b->auth_env));
+	store_col_text(stmt, 5, b->description, sizeof(b->description));
+	store_col_text(stmt, 6, b->release_date, sizeof(b->release_date));
+	b->enabled = sqlite3_column_int(stmt, 7);
+	b->timeout_ms = sqlite3_column_int64(stmt, 8);
+}
+
+/* Fills b->urls from backend_replicas, in position order. */
+static int
+read_replicas(struct store *st, struct backend *b, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_REPLICAS, e);
+	int		 rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, b->id);
+	b->nurls = 0;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW &&
+	    b->nurls < BACKEND_MAX_URLS)
+		store_col_text(stmt, 0, b->urls[b->nurls++],
+		    sizeof(b->urls[0]));
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(st, e, "replicas");
+	return 0;
+}
+
+int
+store_backend_insert(struct store *st, struct backend *b, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_BACKEND_INSERT, e);
+	size_t		 i;
+	int		 rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, b->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, b->kind, -1, SQLITE_STATIC);
+	bind_text_or_null(stmt, 3, b->model);
+	bind_text_or_null(stmt, 4, b->auth_env);
+	sqlite3_bind_text(stmt, 5, b->description, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 6, b->release_date, -1, SQLITE_STATIC);
+	sqlite3_bind_int(stmt, 7, b->enabled);
+	store_bind_optional(stmt, 8, b->timeout_ms);
+	sqlite3_bind_int64(stmt, 9, clock_now_ms() / 1000);
+	rc = sqlite3_step(stmt);
+	sqlite3_reset(stmt);
+	if ((rc & 0xff) == SQLITE_CONSTRAINT)
+		return error_set(e, ERR_CONFLICT, "name",
+		    "a backend named '%s' exists", b->name);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, e, "insert backend");
+	b->id = sqlite3_last_insert_rowid(st->db);
+	for (i = 0; i < b->nurls && i < BACKEND_MAX_URLS; i++) {
+		if ((stmt = store_stmt(st, SQL_REPLICA_INSERT, e)) == NULL)
+			return -1;
+		sqlite3_bind_int64(stmt, 1, b->id);
+		sqlite3_bind_int64(stmt, 2, (int64_t)i);
+		sqlite3_bind_text(stmt, 3, b->urls[i], -1, SQLITE_STATIC);
+		if (store_exec_stmt(st, stmt, e, "insert replica") == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+store_backend_set_enabled(struct store *st, const char *name, int enabled,
+    struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_BACKEND_ENABLE, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int(stmt, 2, enabled != 0);
+	return exec_changes(st, stmt, e, "enable backend");
+}
+
+/* A one-backend lookup on a bound statement, replicas included. */
+static int
+backend_lookup(struct store *st, sqlite3_stmt *stmt, struct backend *b,
+    struct error *e)
+{
+	int rc = store_lookup(st, stmt, e, "backend", read_backend, b);
+
+	if (rc == 1 && read_replicas(st, b, e) == -1)
+		return -1;
+	return rc;
+}
+
+int
+store_backend_by_name(struct store *st, const char *name, struct backend *b,
+    struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_BACKEND_BY_NAME, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+	return backend_lookup(st, stmt, b, e);
+}
+
+int
+store_backend_by_id(struct store *st, int64_t id, struct backend *b,
+    struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_BACKEND_BY_ID, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, id);
+	return backend_lookup(st, stmt, b, e);
+}
+
+int
+store_backend_each(struct store *st, int enabled_only,
+    void (*fn)(const struct backend *, void *), void *arg, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_BACKEND_ALL, e);
+	struct backend	*b;
+	int		 rc;
+
+	if (stmt == NULL)
+		return -1;
+	if ((b = malloc(sizeof(*b))) == NULL)	/* 5 KiB: not on the stack */
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	sqlite3_bind_int(stmt, 1, enabled_only != 0);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		read_backend(stmt, b);
+		if (read_replicas(st, b, e) == -1) {
+			sqlite3_reset(stmt);
+			free(b);
+			return -1;
+		}
+		fn(b, arg);
+	}
+	sqlite3_reset(stmt);
+	free(b);
+	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "backends");
+}
+
+/* Schemas and their versions. */
+
+#define VERSION_COLS "v.schema_id, s.slug, v.version, v.questions," \
+	" v.fingerprint, v.backend_id, v.temperature, v.abstain_threshold," \
+	" v.created_at FROM schema_versions v JOIN schemas s" \
+	" ON s.id = v.schema_id"
+
+static const struct versioned schema_kind = {
+	"schema",
+	"INSERT OR IGNORE INTO schemas (slug, created_at) VALUES (?1, ?2)",
+	"SELECT id FROM schemas WHERE slug = ?1",
+	"SELECT coalesce(max(version), 0) + 1 FROM schema_versions"
+	" WHERE schema_id = ?1",
+};
+static const char SQL_VERSION_INSERT[] =
+	"INSERT INTO schema_versions (schema_id, version, questions,"
+	" fingerprint, backend_id, temperature, abstain_threshold, published,"
+	" created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8)";
+static const char SQL_VERSION_GET[] =
+	"SELECT " VERSION_COLS " WHERE s.slug = ?1 AND v.published = 1"
+	" AND (?2 = 0 OR v.version = ?2) ORDER BY v.version DESC LIMIT 1";
+static const char SQL_VERSION_MATCH[] =
+	"SELECT " VERSION_COLS " WHERE v.fingerprint = ?2 AND v.published = 1"
+	" AND EXISTS (SELECT 1 FROM grants g WHERE g.app_id = ?1"
+	" AND g.schema_id = v.schema_id"
+	" AND (g.version = 0 OR g.version = v.version))"
+	" ORDER BY v.version DESC, v.created_at DESC, v.schema_id DESC LIMIT 1";
+static const char SQL_VERSION_MATCHED[] =
+	"SELECT count(*) FROM schema_versions"
+	" WHERE fingerprint = ?1 AND published = 1";
+static const char SQL_VERSION_ALL[] =
+	"SELECT " VERSION_COLS " WHERE (?1 = '' OR s.slug = ?1)"
+	" ORDER BY v.schema_id, v.version";
+
+void
+schema_version_clear(struct schema_version *v)
+{
+	json_object_put(v->questions);
+	memset(v, 0, sizeof(*v));
+}
+
+/* A row into v; questions are parsed by parse_questions() after. */
+static void
+read_version(sqlite3_stmt *stmt, void *out)
+{
+	struct schema_version *v = out;
+
+	memset(v, 0, sizeof(*v));
+	v->schema_id = sqlite3_column_int64(stmt, 0);
+	store_col_text(stmt, 1, v->slug, sizeof(v->slug));
+	v->version = sqlite3_column_int64(stmt, 2);
+	store_col_text(stmt, 4, v->fingerprint, sizeof(v->fingerprint));
+	v->backend_id = sqlite3_column_int64(stmt, 5);
+	v->temperature = sqlite3_column_double(stmt, 6);
+	v->abstain_threshold = sqlite3_column_double(stmt, 7);
+	v->created_at = sqlite3_column_int64(stmt, 8);
+}
+
+static int
+parse_questions(sqlite3_stmt *stmt, struct schema_version *v,
+    struct error *e)
+{
+	return stored_json((const char *)sqlite3_column_text(stmt, 3),
+	    &v->questions, "questions", e);
+}
+
+/* A one-version lookup on a bound statement, questions included. */
+static int
+version_lookup(struct store *st, sqlite3_stmt *stmt,
+    struct schema_version *v, struct error *e)
+{
+	int rc = sqlite3_step(stmt);
+
+	memset(v, 0, sizeof(*v));
+	if (rc == SQLITE_ROW) {
+		read_version(stmt, v);
+		rc = parse_questions(stmt, v, e) == -1 ? -1 : 1;
+		sqlite3_reset(stmt);
+		return rc;
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "schema version");
+}
+
+int
+store_schema_publish(struct store *st, struct schema_version *v,
+    struct error *e)
+{
+	sqlite3_stmt	*stmt;
+	int64_t		 now = clock_now_ms() / 1000;
+
+	if (next_version(st, &schema_kind, v->slug, now, &v->schema_id,
+	    &v->version, e) == -1 ||
+	    (stmt = store_stmt(st, SQL_VERSION_INSERT, e)) == NULL)
+		return -1;
+	v->created_at = now;
+	sqlite3_bind_int64(stmt, 1, v->schema_id);
+	sqlite3_bind_int64(stmt, 2, v->version);
+	store_bind_text(stmt, 3, json_object_to_json_string_ext(v->questions,
+	    STORED_JSON));
+	sqlite3_bind_text(stmt, 4, v->fingerprint, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 5, v->backend_id);
+	sqlite3_bind_double(stmt, 6, v->temperature);
+	sqlite3_bind_double(stmt, 7, v->abstain_threshold);
+	sqlite3_bind_int64(stmt, 8, now);
+	return store_exec_stmt(st, stmt, e, "publish schema");
+}
+
+int
+store_schema_get(struct store *st, const char *slug, int64_t version,
+    struct schema_version *v, struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_VERSION_GET, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, slug, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, version);
+	return version_lookup(st, stmt, v, e);
+}
+
+int
+store_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
+    struct schema_version *v, int *matched, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_VERSION_MATCH, e);
+	int64_t		 n = 0;
+	int		 rc;
+
+	*matched = 0;
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, app_id);
+	sqlite3_bind_text(stmt, 2, fingerprint, -1, SQLITE_STATIC);
+	if ((rc = version_lookup(st, stmt, v, e)) != 0) {
+		*matched = rc == 1;
+		return rc;
+	}
+	if ((stmt = store_stmt(st, SQL_VERSION_MATCHED, e)) == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, fingerprint, -1, SQLITE_STATIC);
+	if (store_lookup(st, stmt, e, "schema match", read_i64, &n) == -1)
+		return -1;
+	*matched = n > 0;
+	return 0;
+}
+
+int
+store_schema_each(struct store *st, const char *slug,
+    void (*fn)(const struct schema_version *, void *), void *arg,
+    struct error *e)
+{
+	sqlite3_stmt		*stmt = store_stmt(st, SQL_VERSION_ALL, e);
+	struct schema_version	 v;
+	int			 rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, slug ? slug : "", -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		read_version(stmt, &v);
+		if (parse_questions(stmt, &v, e) == -1) {
+			sqlite3_reset(stmt);
+			return -1;
+		}
+		fn(&v, arg);
+		schema_version_clear(&v);
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "schema versions");
+}
+
+/* Grants. */
+
+static const char SQL_GRANT[] =
+	"INSERT OR IGNORE INTO grants (app_id, schema_id, version, created_at)"
+	" VALUES (?1, ?2, ?3, ?4)";
+static const char SQL_UNGRANT[] =
+	"DELETE FROM grants WHERE app_id = ?1 AND schema_id = ?2"
+	" AND (?3 = 0 OR version = ?3)";
+static const char SQL_GRANT_ALLOWS[] =
+	"SELECT 1 FROM grants WHERE app_id = ?1 AND schema_id = ?2"
+	" AND (version = 0 OR version = ?3) LIMIT 1";
+
+/* Binds the (application, schema, version) triple of a grant. */
+static void
+bind_grant(sqlite3_stmt *stmt, int64_t app_id, int64_t schema_id,
+    int64_t version)
+{
+	sqlite3_bind_int64(stmt, 1, app_id);
+	sqlite3_bind_int64(stmt, 2, schema_id);
+	sqlite3_bind_int64(stmt, 3, version);
+}
+
+int
+store_grant(struct store *st, int64_t app_id, int64_t schema_id,
+    int64_t version, struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_GRANT, e);
+
+	if (stmt == NULL)
+		return -1;
+	bind_grant(stmt, app_id, schema_id, version);
+	sqlite3_bind_int64(stmt, 4, clock_now_ms() / 1000);
+	return store_exec_stmt(st, stmt, e, "grant");
+}
+
+int
+store_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
+    int64_t version, struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, SQL_UNGRANT, e);
+
+	if (stmt == NULL)
+		return -1;
+	bind_grant(stmt, app_id, schema_id, version);
+	return exec_changes(st, stmt, e, "ungrant");
+}
+
+int
+store_grant_allows(struct store *st, int64_t app_id, int64_t schema_id,
+    int64_t version, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_GRANT_ALLOWS, e);
+	int64_t		 one;
+
+	if (stmt == NULL)
+		return -1;
+	bind_grant(stmt, app_id, schema_id, version);
+	return store_lookup(st, stmt, e, "grant", read_i64, &one);
+}
+
+/* Templates and their versions. */
+
+#define TEMPLATE_COLS "v.template_id, t.slug, v.version, v.body," \
+	" v.variables, v.escape_html, v.created_at FROM template_versions v" \
+	" JOIN templates t ON t.id = v.template_id"
+
+static const struct versioned template_kind = {
+	"template",
+	"INSERT OR IGNORE INTO templates (slug, created_at) VALUES (?1, ?2)",
+	"SELECT id FROM templates WHERE slug = ?1",
+	"SELECT coalesce(max(version), 0) + 1 FROM template_versions"
+	" WHERE template_id = ?1",
+};
+static const char SQL_TEMPLATE_INSERT[] =
+	"INSERT INTO template_versions (template_id, version, body, variables,"
+	" escape_html, published, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)";
+static const char SQL_TEMPLATE_GET[] =
+	"SELECT " TEMPLATE_COLS " WHERE t.slug = ?1 AND v.published = 1"
+	" AND (?2 = 0 OR v.version = ?2) ORDER BY v.version DESC LIMIT 1";
+static const char SQL_TEMPLATE_ALL[] =
+	"SELECT " TEMPLATE_COLS " WHERE v.published = 1"
+	" ORDER BY v.template_id, v.version";
+
+void
+template_version_clear(struct template_version *v)
+{
+	free(v->body);
+	json_object_put(v->variables);
+	memset(v, 0, sizeof(*v));
+}
+
+/* A row into v (owning its copies), or -1 with v cleared. */
+static int
+read_template(sqlite3_stmt *stmt, struct template_version *v,
+    struct error *e)
+{
+	const char *body = (const char *)sqlite3_column_text(stmt, 3);
+
+	memset(v, 0, sizeof(*v));
+	v->template_id = sqlite3_column_int64(stmt, 0);
+	store_col_text(stmt, 1, v->slug, sizeof(v->slug));
+	v->version = sqlite3_column_int64(stmt, 2);
+	v->escape_html = sqlite3_column_int(stmt, 5);
+	v->created_at = sqlite3_column_int64(stmt, 6);
+	if ((v->body = strdup(body ? body : "")) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	if (stored_json((const char *)sqlite3_column_text(stmt, 4),
+	    &v->variables, "template variables", e) == -1) {
+		template_version_clear(v);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_template_publish(struct store *st, struct template_version *v,
+    struct error *e)
+{
+	sqlite3_stmt	*stmt;
+	int64_t		 now = clock_now_ms() / 1000;
+
+	if (next_version(st, &template_kind, v->slug, now, &v->template_id,
+	    &v->version, e) == -1 ||
+	    (stmt = store_stmt(st, SQL_TEMPLATE_INSERT, e)) == NULL)
+		return -1;
+	v->created_at = now;
+	sqlite3_bind_int64(stmt, 1, v->template_id);
+	sqlite3_bind_int64(stmt, 2, v->version);
+	sqlite3_bind_text(stmt, 3, v->body, -1, SQLITE_STATIC);
+	store_bind_text(stmt, 4, json_object_to_json_string_ext(v->variables,
+	    STORED_JSON));
+	sqlite3_bind_int(stmt, 5, v->escape_html != 0);
+	sqlite3_bind_int64(stmt, 6, now);
+	return store_exec_stmt(st, stmt, e, "publish template");
+}
+
+int
+store_template_get(struct store *st, const char *slug, int64_t version,
+    struct template_version *v, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_TEMPLATE_GET, e);
+	int		 rc;
+
+	memset(v, 0, sizeof(*v));
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, slug, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, version);
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		rc = read_template(stmt, v, e) == -1 ? -1 : 1;
+	else
+		rc = rc == SQLITE_DONE ? 0 : store_fail(st, e, "template");
+	sqlite3_reset(stmt);
+	return rc;
+}
+
+int
+store_template_each(struct store *st,
+    void (*fn)(const struct template_version *, void *), void *arg,
+    struct error *e)
+{
+	sqlite3_stmt		*stmt = store_stmt(st, SQL_TEMPLATE_ALL, e);
+	struct template_version	 v;
+	int			 rc;
+
+	if (stmt == NULL)
+		return -1;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (read_template(stmt, &v, e) == -1) {
+			sqlite3_reset(stmt);
+			return -1;
+		}
+		fn(&v, arg);
+		template_version_clear(&v);
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "templates");
+}
