@@ -12,5 +12,7 @@ typedef int (*handler_fn)(struct req *r, struct error *e);
 
 int	handle_health(struct req *r, struct error *e);
 int	handle_ready(struct req *r, struct error *e);
+int	handle_models(struct req *r, struct error *e);
+int	handle_systemone(struct req *r, struct error *e);
 
 #endif

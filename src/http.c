@@ -252,18 +252,23 @@ http_raw(struct req *r, int status, const char *type, const char *body,
     size_t len)
 {
 	FCGX_Stream	*out = r->fcgi->out;
+	char		 head[512];
+	int		 n;
 	size_t		 i;
 
 	if (r->responded)
 		return;
 	r->responded = 1;
-	FCGX_FPrintF(out, "Status: %d %s\r\n"
+	/* FCGX_FPrintF knows no %zu: format here, write raw. */
+	n = snprintf(head, sizeof(head), "Status: %d %s\r\n"
 	    "Content-Type: %s\r\n"
 	    "Content-Length: %zu\r\n"
 	    "Cache-Control: no-store\r\n"
 	    "x-service-request-id: %s\r\n"
 	    "x-typesafe-request-id: %s\r\n",
 	    status, reason(status), type, len, r->request_id, r->request_id);
+	FCGX_PutStr(head, n < (int)sizeof(head) ? n : (int)sizeof(head) - 1,
+	    out);
 	for (i = 0; i < r->nheaders; i++)
 		FCGX_PutS(r->headers[i], out);
 	FCGX_PutS("\r\n", out);

@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 
 #include "auth.h"
+#include "backend.h"
 #include "clock.h"
 #include "http.h"
 #include "log.h"
@@ -84,6 +85,7 @@ main(void)
 	}
 	FCGX_Free(&fcgi, 1);
 	store_close(store);
+	backend_cleanup();
 	curl_global_cleanup();
 	return 0;
 }

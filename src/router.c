@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission.h"
 #include "auth.h"
 #include "handlers.h"
 #include "http.h"
@@ -12,9 +13,15 @@
 
 enum need { NEED_NONE, NEED_KEY, NEED_ADMIN };
 
+/* Who charges the rate limit: nobody (no key), the router (cost 0), or
+ * the handler itself, once it knows the call's quota cost. */
+enum charge { CHARGE_NONE, CHARGE_ROUTER, CHARGE_HANDLER };
+
 enum route {
 	ROUTE_HEALTH,
 	ROUTE_READY,
+	ROUTE_MODELS,
+	ROUTE_SYSTEMONE,
 	ROUTE__MAX
 };
 
@@ -23,9 +30,16 @@ static const struct route_def {
 	const char	*pattern;
 	handler_fn	 fn;
 	enum need	 need;
+	enum charge	 charge;
 } routes[ROUTE__MAX] = {
-	[ROUTE_HEALTH] = { "GET", "/health", handle_health, NEED_NONE },
-	[ROUTE_READY] = { "GET", "/health/ready", handle_ready, NEED_NONE },
+	[ROUTE_HEALTH] = { "GET", "/health", handle_health, NEED_NONE,
+	    CHARGE_NONE },
+	[ROUTE_READY] = { "GET", "/health/ready", handle_ready, NEED_NONE,
+	    CHARGE_NONE },
+	[ROUTE_MODELS] = { "GET", "/v1/models", handle_models, NEED_KEY,
+	    CHARGE_ROUTER },
+	[ROUTE_SYSTEMONE] = { "POST", "/v1/systemone", handle_systemone,
+	    NEED_KEY, CHARGE_HANDLER },
 };
 
 static int
@@ -123,6 +137,8 @@ dispatch(struct req *r, struct error *e)
 	if (found->need == NEED_ADMIN && !r->app.is_admin)
 		return error_set(e, ERR_FORBIDDEN, NULL,
 		    "this key's application is not an administrator");
+	if (found->charge == CHARGE_ROUTER && admission_charge(r, 0, e) == -1)
+		return -1;
 	return found->fn(r, e);
 }
 

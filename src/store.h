@@ -190,6 +190,42 @@ int	 store_template_each(struct store *st,
 	    void (*fn)(const struct template_version *, void *), void *arg,
 	    struct error *e);
 
+/* Decisions: one per successful evaluation. */
+struct decision {
+	char		 id[37];		/* UUIDv7 */
+	int64_t		 app_id;
+	int64_t		 created_at_ms;
+	const char	*model;			/* borrowed; NULL none */
+	const char	*backend;		/* borrowed: backend name */
+	int64_t		 schema_id;
+	int64_t		 schema_version;
+	int64_t		 template_id;		/* 0: none */
+	int64_t		 template_version;
+	const char	*state;			/* borrowed JSON; NULL unless
+						 * the app has log_state */
+	int		 has_usage;
+	int64_t		 input_tokens;
+	int64_t		 output_tokens;
+	int64_t		 latency_gateway_ms;
+	int64_t		 latency_backend_ms;
+};
+
+/* Records d with, per question of questions (in order), its answer and
+ * its untempered distribution (members of answers and dists, borrowed),
+ * in one write transaction. */
+int	 store_decision_insert(struct store *st, const struct decision *d,
+	    json_object *questions, json_object *answers, json_object *dists,
+	    struct error *e);
+
+/* Admission state of an application: the GCRA arrival time (cache) and
+ * the units used on a UTC day "YYYY-MM-DD" (database).  Inside the
+ * caller's transaction.  write_used 0 leaves the day's row alone. */
+int	 store_admission_read(struct store *st, int64_t app_id,
+	    const char *day, int64_t *tat_ms, int64_t *used, struct error *e);
+int	 store_admission_write(struct store *st, int64_t app_id,
+	    const char *day, int64_t tat_ms, int64_t used, int write_used,
+	    struct error *e);
+
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,
 	    const char *target, json_object *details, struct error *e);

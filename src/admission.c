@@ -1,0 +1,97 @@
+/* admission.c: GCRA rate limit and daily quota (see admission.h). */
+#include "admission.h"
+#include "clock.h"
+#include "http.h"
+#include "settings.h"
+#include "store.h"
+
+#define MINUTE_MS 60000
+
+void
+admission_decide(struct admit *a)
+{
+	int64_t	interval = MINUTE_MS / a->rate > 0 ? MINUTE_MS / a->rate : 1;
+	int64_t	tat = a->tat_ms > a->now_ms ? a->tat_ms : a->now_ms;
+	int64_t	tolerance = MINUTE_MS - interval;
+
+	/* GCRA: a call fits while the theoretical arrival time is no more
+	 * than the tolerance ahead of now. */
+	a->rate_ok = tat - a->now_ms <= tolerance;
+	a->new_tat_ms = a->rate_ok ? tat + interval : a->tat_ms;
+	a->rate_retry_ms = a->rate_ok ? 0 : tat - tolerance - a->now_ms;
+	a->rate_remaining = a->rate_ok ?
+	    (MINUTE_MS - (a->new_tat_ms - a->now_ms)) / interval : 0;
+	a->rate_reset_s = ((a->rate_ok ? a->new_tat_ms : tat) - a->now_ms +
+	    999) / 1000;
+
+	a->quota_ok = a->used + a->cost <= a->quota;
+	a->new_used = a->quota_ok ? a->used + a->cost : a->used;
+	a->quota_retry_ms = a->quota_ok ? 0 : clock_ms_to_next_day(a->now_ms);
+	a->quota_remaining = a->quota - a->new_used > 0 ?
+	    a->quota - a->new_used : 0;
+	a->quota_reset_s = (clock_ms_to_next_day(a->now_ms) + 999) / 1000;
+}
+
+static int
+refuse(const struct admit *a, struct error *e)
+{
+	int quota_later = !a->quota_ok &&
+	    (a->rate_ok || a->quota_retry_ms >= a->rate_retry_ms);
+
+	if (quota_later)
+		error_set(e, ERR_QUOTA_EXCEEDED, NULL,
+		    "daily quota of %lld units exceeded (this call costs "
+		    "%lld, %lld used today)", (long long)a->quota,
+		    (long long)a->cost, (long long)a->used);
+	else
+		error_set(e, ERR_RATE_LIMITED, NULL,
+		    "rate limit of %lld calls per minute exceeded",
+		    (long long)a->rate);
+	e->retry_after_ms = a->quota_retry_ms > a->rate_retry_ms ?
+	    a->quota_retry_ms : a->rate_retry_ms;
+	if (e->retry_after_ms < 1)
+		e->retry_after_ms = 1;
+	error_detail(e, "retry_after_ms",
+	    json_object_new_int64(e->retry_after_ms));
+	return -1;
+}
+
+int
+admission_charge(struct req *r, int64_t cost, struct error *e)
+{
+	struct admit	 a = { 0 };
+	char		 day[11];
+
+	a.now_ms = clock_now_ms();
+	a.rate = r->app.rate_per_minute > 0 ? r->app.rate_per_minute :
+	    r->settings->default_rate_per_minute;
+	a.quota = r->app.daily_quota > 0 ? r->app.daily_quota :
+	    r->settings->default_daily_quota;
+	a.cost = cost;
+	clock_utc_day(a.now_ms, day);
+
+	if (store_begin(r->store, e) == -1)
+		return -1;
+	if (store_admission_read(r->store, r->app.id, day, &a.tat_ms,
+	    &a.used, e) == -1)
+		goto fail;
+	admission_decide(&a);
+	if (!a.rate_ok || !a.quota_ok) {
+		store_rollback(r->store);
+		return refuse(&a, e);
+	}
+	if (store_admission_write(r->store, r->app.id, day, a.new_tat_ms,
+	    a.new_used, cost > 0, e) == -1 || store_commit(r->store, e) == -1)
+		goto fail;
+	http_header(r, "RateLimit-Policy",
+	    "\"minute\";q=%lld;w=60, \"day\";q=%lld;w=86400",
+	    (long long)a.rate, (long long)a.quota);
+	http_header(r, "RateLimit", "\"minute\";r=%lld;t=%lld, "
+	    "\"day\";r=%lld;t=%lld", (long long)a.rate_remaining,
+	    (long long)a.rate_reset_s, (long long)a.quota_remaining,
+	    (long long)a.quota_reset_s);
+	return 0;
+fail:
+	store_rollback(r->store);
+	return -1;
+}

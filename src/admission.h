@@ -1,0 +1,45 @@
+/* admission.h: the per-minute rate limit and the daily quota.
+ *
+ * Rate: GCRA (the generic cell rate algorithm) per application, its
+ * theoretical arrival time kept in the cache file.  It needs one integer
+ * per application, lets a full minute's allowance through at once, then
+ * refills evenly, and tells exactly when the next call fits (for
+ * Retry-After).  Quota: cost units per UTC day in the database, which
+ * must survive a restart.  Both are read, decided and written in one
+ * BEGIN IMMEDIATE transaction, so workers never overshoot, and a refused
+ * call writes nothing. */
+#ifndef EVALGATE_ADMISSION_H
+#define EVALGATE_ADMISSION_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+struct req;
+
+/* The decision for one call, pure, for the unit tests. */
+struct admit {
+	/* in */
+	int64_t	now_ms;
+	int64_t	rate;		/* calls per minute */
+	int64_t	quota;		/* cost units per UTC day */
+	int64_t	cost;		/* this call's quota cost */
+	int64_t	tat_ms;		/* stored theoretical arrival time */
+	int64_t	used;		/* stored units used today */
+	/* out */
+	int	rate_ok, quota_ok;
+	int64_t	new_tat_ms, new_used;
+	int64_t	rate_retry_ms, quota_retry_ms;	/* when refused */
+	int64_t	rate_remaining, rate_reset_s;	/* when admitted */
+	int64_t	quota_remaining, quota_reset_s;
+};
+void	admission_decide(struct admit *a);
+
+/* Charges r->app for one call of the given quota cost (0 for routes
+ * other than POST /v1/systemone).  0, adding the RateLimit-Policy and
+ * RateLimit headers, or -1 with e set (429 rate_limited or
+ * quota_exceeded with the later retry time; 503 if the database is
+ * busy). */
+int	admission_charge(struct req *r, int64_t cost, struct error *e);
+
+#endif

@@ -1,0 +1,362 @@
+/* handler_systemone.c: POST /v1/systemone, the product's main job.
+ *
+ * In order (design.md section 3): parse and validate the body; render
+ * the state from x_template if given; resolve the schema (x_schema, or
+ * the fingerprint of the inline questions) and check the grant; admit
+ * the call against the rate limit and quota; ask the backend with no
+ * transaction open; temper and shape the answers; record the decision in
+ * one write transaction; answer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admission.h"
+#include "answer.h"
+#include "backend.h"
+#include "clock.h"
+#include "handlers.h"
+#include "json_util.h"
+#include "question.h"
+#include "settings.h"
+#include "store.h"
+#include "template.h"
+
+#define DEFAULT_MODEL	"jev-latest"
+#define SLUG_MAX	128
+
+/* One evaluation's working set; eval_clear() releases it. */
+struct eval {
+	json_object		*body;		/* owned: the request */
+	const char		*model;		/* borrowed from body */
+	json_object		*state;		/* borrowed: body's or rendered */
+	json_object		*rendered;	/* owned: state from a template */
+	json_object		*questions;	/* borrowed: body's or sv's */
+	struct template_version	 tv;		/* owned parts */
+	struct schema_version	 sv;		/* owned parts */
+	struct backend		 backend;
+	struct backend_answer	 ba;		/* owned parts */
+	json_object		*answers;	/* owned: name -> answer */
+	json_object		*dists;		/* owned: name -> distribution */
+	int64_t			 backend_ms;
+	char			 id[UUID7_LEN + 1];
+};
+
+static void
+eval_clear(struct eval *ev)
+{
+	json_object_put(ev->body);
+	json_object_put(ev->rendered);
+	template_version_clear(&ev->tv);
+	schema_version_clear(&ev->sv);
+	backend_answer_free(&ev->ba);
+	json_object_put(ev->answers);
+	json_object_put(ev->dists);
+}
+
+/* An optional member that must be an object when present. */
+static int
+opt_object(json_object *body, const char *key, json_object **out,
+    struct error *e)
+{
+	*out = NULL;
+	if (!json_object_object_get_ex(body, key, out))
+		return 0;
+	if (!json_object_is_type(*out, json_type_object))
+		return error_set(e, ERR_VALIDATION, key, "must be an object");
+	return 0;
+}
+
+/* {id, version?} of x_schema and x_template. */
+static int
+ref(json_object *obj, const char *field, const char **id, int64_t *version,
+    struct error *e)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "%s.id", field);
+	*id = ju_str(obj, "id");
+	if (*id == NULL || **id == '\0' || strlen(*id) >= SLUG_MAX)
+		return error_set(e, ERR_VALIDATION, path,
+		    "must be a non-empty string of at most %d bytes",
+		    SLUG_MAX - 1);
+	*version = 0;
+	snprintf(path, sizeof(path), "%s.version", field);
+	if (json_object_object_get_ex(obj, "version", NULL) &&
+	    json_object_object_get(obj, "version") != NULL) {
+		json_object *v = json_object_object_get(obj, "version");
+
+		if (!json_object_is_type(v, json_type_int) ||
+		    (*version = json_object_get_int64(v)) < 1)
+			return error_set(e, ERR_VALIDATION, path,
+			    "must be an integer from 1");
+	}
+	return 0;
+}
+
+static int
+render_template(struct req *r, struct eval *ev, json_object *xt,
+    struct error *e)
+{
+	const char	*id;
+	json_object	*values;
+	char		*text = NULL;
+	int64_t		 version;
+	int		 rc;
+
+	if (ref(xt, "x_template", &id, &version, e) == -1)
+		return -1;
+	if (!json_object_object_get_ex(xt, "variables", &values) ||
+	    !json_object_is_type(values, json_type_object))
+		return error_set(e, ERR_VALIDATION, "x_template.variables",
+		    "must be an object");
+	if ((rc = store_template_get(r->store, id, version, &ev->tv, e)) <= 0)
+		return rc == -1 ? -1 : error_set(e, ERR_TEMPLATE_RENDER,
+		    "x_template.id", "no published template '%s'%s", id,
+		    version ? " at that version" : "");
+	if (template_render(ev->tv.body, ev->tv.variables, values,
+	    ev->tv.escape_html, (size_t)r->settings->max_state_chars, &text,
+	    e) == -1)
+		return -1;
+	ev->rendered = json_object_new_string(text);
+	free(text);
+	ev->state = ev->rendered;
+	return 0;
+}
+
+static int
+resolve_schema(struct req *r, struct eval *ev, json_object *xs,
+    struct error *e)
+{
+	const char	*id;
+	char		 fp[65];
+	int64_t		 version;
+	int		 rc, matched = 0;
+
+	if (xs != NULL) {
+		/* Unknown and ungranted look the same: existence is not
+		 * revealed. */
+		if (ref(xs, "x_schema", &id, &version, e) == -1)
+			return -1;
+		if ((rc = store_schema_get(r->store, id, version, &ev->sv,
+		    e)) == -1)
+			return -1;
+		if (rc == 1 && (rc = store_grant_allows(r->store, r->app.id,
+		    ev->sv.schema_id, ev->sv.version, e)) == -1)
+			return -1;
+		if (rc == 0)
+			return error_set(e, ERR_SCHEMA_NOT_GRANTED, NULL,
+			    "schema '%s' is not granted to this application",
+			    id);
+		ev->questions = ev->sv.questions;
+		if ((long)json_object_object_length(ev->questions) >
+		    r->settings->max_questions)
+			return error_set(e, ERR_VALIDATION, "x_schema",
+			    "the schema has more than %ld questions",
+			    r->settings->max_questions);
+		return 0;
+	}
+	if (!json_object_object_get_ex(ev->body, "questions", &ev->questions))
+		return error_set(e, ERR_VALIDATION, "questions",
+		    "is required unless x_schema is given");
+	if (question_validate(ev->questions, (int)r->settings->max_questions,
+	    e) == -1)
+		return -1;
+	question_fingerprint(ev->questions, fp);
+	if ((rc = store_schema_match(r->store, r->app.id, fp, &ev->sv,
+	    &matched, e)) == -1)
+		return -1;
+	if (rc == 1)
+		return 0;
+	if (matched)
+		return error_set(e, ERR_SCHEMA_NOT_GRANTED, NULL,
+		    "the questions match a schema that is not granted to this "
+		    "application");
+	error_set(e, ERR_INVALID_SCHEMA, "questions",
+	    "the shape of the questions matches no published schema; "
+	    "publish it as a schema version first");
+	error_detail(e, "fingerprint", json_object_new_string(fp));
+	return -1;
+}
+
+static int
+parse(struct req *r, struct eval *ev, struct error *e)
+{
+	json_object *model, *xt, *xs;
+
+	if ((ev->body = req_json_object(r, e)) == NULL)
+		return -1;
+	ev->model = DEFAULT_MODEL;
+	if (json_object_object_get_ex(ev->body, "model", &model) &&
+	    model != NULL) {
+		if (!json_object_is_type(model, json_type_string))
+			return error_set(e, ERR_VALIDATION, "model",
+			    "must be a string");
+		ev->model = json_object_get_string(model);
+	}
+	if (opt_object(ev->body, "x_template", &xt, e) == -1 ||
+	    opt_object(ev->body, "x_schema", &xs, e) == -1)
+		return -1;
+	if (xt != NULL) {
+		if (render_template(r, ev, xt, e) == -1)
+			return -1;
+	} else {
+		if (!json_object_object_get_ex(ev->body, "state", &ev->state))
+			return error_set(e, ERR_VALIDATION, "state",
+			    "is required unless x_template is given");
+		if (question_validate_state(ev->state,
+		    r->settings->max_state_chars, e) == -1)
+			return -1;
+	}
+	return resolve_schema(r, ev, xs, e);
+}
+
+static int
+ask_backend(struct req *r, struct eval *ev, struct error *e)
+{
+	int64_t	start;
+	int	rc;
+
+	if ((rc = store_backend_by_id(r->store, ev->sv.backend_id,
+	    &ev->backend, e)) == -1)
+		return -1;
+	if (rc == 0 || !ev->backend.enabled) {
+		error_set(e, ERR_BACKEND_UNAVAILABLE, NULL,
+		    "the schema's backend is disabled");
+		e->retry_after_ms = 30000;
+		return -1;
+	}
+	start = clock_mono_us();
+	rc = backend_evaluate(r->store, r->settings, &ev->backend, ev->state,
+	    ev->questions, &ev->ba, e);
+	ev->backend_ms = (clock_mono_us() - start + 500) / 1000;
+	return rc;
+}
+
+static int
+build_answers(struct eval *ev, struct error *e)
+{
+	json_object	*answer;
+	size_t		 i = 0, n;
+
+	ev->answers = json_object_new_object();
+	ev->dists = json_object_new_object();
+	json_object_object_foreach(ev->questions, name, q) {
+		n = question_arity(q);
+		if (i >= ev->ba.nquestions ||
+		    answer_normalise(ev->ba.dist[i], n) == -1) {
+			error_set(e, ERR_BACKEND_UNAVAILABLE, NULL,
+			    "backend '%s' gave no usable distribution for "
+			    "'%s'", ev->backend.name, name);
+			e->retry_after_ms = 1000;
+			return -1;
+		}
+		answer = answer_build(q, ev->ba.dist[i], n,
+		    ev->sv.temperature, ev->sv.abstain_threshold);
+		if (answer == NULL)
+			return error_set(e, ERR_INTERNAL, NULL,
+			    "cannot build the answer to '%s'", name);
+		json_object_object_add(ev->answers, name, answer);
+		json_object_object_add(ev->dists, name,
+		    answer_distribution_json(q, ev->ba.dist[i], n));
+		i++;
+	}
+	return 0;
+}
+
+static int
+record(struct req *r, struct eval *ev, int64_t gateway_ms, struct error *e)
+{
+	struct decision d;
+
+	memset(&d, 0, sizeof(d));
+	uuid7_new(clock_now_ms(), ev->id);
+	memcpy(d.id, ev->id, sizeof(d.id));
+	d.app_id = r->app.id;
+	d.created_at_ms = clock_now_ms();
+	d.model = ev->model;
+	d.backend = ev->backend.name;
+	d.schema_id = ev->sv.schema_id;
+	d.schema_version = ev->sv.version;
+	d.template_id = ev->tv.template_id;
+	d.template_version = ev->tv.version;
+	if (r->app.log_state)
+		d.state = json_object_to_json_string_ext(ev->state,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	d.has_usage = ev->ba.has_usage;
+	d.input_tokens = ev->ba.input_tokens;
+	d.output_tokens = ev->ba.output_tokens;
+	d.latency_gateway_ms = gateway_ms;
+	d.latency_backend_ms = ev->backend_ms;
+	return store_decision_insert(r->store, &d, ev->questions, ev->answers,
+	    ev->dists, e);
+}
+
+static json_object *
+id_version(const char *id, int64_t version)
+{
+	json_object *o = json_object_new_object();
+
+	ju_add_str(o, "id", id);
+	json_object_object_add(o, "version", json_object_new_int64(version));
+	return o;
+}
+
+static void
+respond(struct req *r, struct eval *ev, int64_t gateway_ms)
+{
+	json_object *body = json_object_new_object(), *o;
+
+	ju_add_str(body, "model", ev->model);
+	json_object_object_add(body, "answers", json_object_get(ev->answers));
+	if (ev->ba.has_usage) {
+		o = json_object_new_object();
+		json_object_object_add(o, "input_tokens",
+		    json_object_new_int64(ev->ba.input_tokens));
+		json_object_object_add(o, "output_tokens",
+		    json_object_new_int64(ev->ba.output_tokens));
+		json_object_object_add(body, "usage", o);
+	}
+	ju_add_str(body, "x_decision_id", ev->id);
+	ju_add_str(body, "x_backend", ev->backend.name);
+	json_object_object_add(body, "x_schema",
+	    id_version(ev->sv.slug, ev->sv.version));
+	json_object_object_add(body, "x_schema_version",
+	    json_object_new_int64(ev->sv.version));
+	if (ev->tv.version != 0)
+		json_object_object_add(body, "x_template",
+		    id_version(ev->tv.slug, ev->tv.version));
+	o = json_object_new_object();
+	json_object_object_add(o, "gateway", json_object_new_int64(gateway_ms));
+	json_object_object_add(o, "backend",
+	    json_object_new_int64(ev->backend_ms));
+	json_object_object_add(body, "x_latency_ms", o);
+	http_json(r, 200, body);
+	json_object_put(body);
+}
+
+int
+handle_systemone(struct req *r, struct error *e)
+{
+	struct eval	ev;
+	int64_t		gateway_ms;
+	int		rc = -1;
+
+	memset(&ev, 0, sizeof(ev));
+	if (parse(r, &ev, e) == -1 ||
+	    admission_charge(r, 1 + (int64_t)json_object_object_length(
+	    ev.questions), e) == -1 ||
+	    ask_backend(r, &ev, e) == -1 ||
+	    build_answers(&ev, e) == -1)
+		goto out;
+	gateway_ms = (clock_mono_us() - r->start_us + 500) / 1000 -
+	    ev.backend_ms;
+	if (gateway_ms < 0)
+		gateway_ms = 0;
+	if (record(r, &ev, gateway_ms, e) == -1)
+		goto out;
+	respond(r, &ev, gateway_ms);
+	rc = 0;
+out:
+	eval_clear(&ev);
+	return rc;
+}

@@ -1,0 +1,80 @@
+/* admission_test: GCRA and the daily quota, computed by hand. */
+#include "admission.h"
+#include "tap.h"
+
+static struct admit
+step(int64_t now, int64_t rate, int64_t quota, int64_t cost, int64_t tat,
+    int64_t used)
+{
+	struct admit a = { 0 };
+
+	a.now_ms = now;
+	a.rate = rate;
+	a.quota = quota;
+	a.cost = cost;
+	a.tat_ms = tat;
+	a.used = used;
+	admission_decide(&a);
+	return a;
+}
+
+int
+main(void)
+{
+	/* 2026-11-21T12:00:00Z: 12 hours to the next UTC day. */
+	const int64_t	noon = 1795262400000LL;
+	struct admit	a;
+	int64_t		tat = 0;
+	int		i, admitted = 0;
+
+	a = step(noon, 10, 100, 1, 0, 0);
+	ok(a.rate_ok && a.quota_ok, "first call admitted");
+	ok(a.new_tat_ms == noon + 6000, "10/min: arrival time moves 6 s");
+	ok(a.rate_remaining == 9, "9 calls remain this minute");
+	ok(a.quota_remaining == 99, "99 units remain today");
+	ok(a.quota_reset_s == 12 * 3600, "quota resets in 12 h: %lld",
+	    (long long)a.quota_reset_s);
+
+	for (i = 0; i < 25; i++) {
+		a = step(noon, 10, 1000, 1, tat, 0);
+		if (a.rate_ok) {
+			admitted++;
+			tat = a.new_tat_ms;
+		}
+	}
+	ok(admitted == 10, "a burst admits exactly the rate: %d", admitted);
+	a = step(noon, 10, 1000, 1, tat, 0);
+	ok(!a.rate_ok && a.rate_retry_ms == 6000,
+	    "the 11th waits exactly 6 s: %lld", (long long)a.rate_retry_ms);
+	ok(a.new_tat_ms == tat, "a refused call moves nothing");
+	a = step(noon + 5999, 10, 1000, 1, tat, 0);
+	ok(!a.rate_ok && a.rate_retry_ms == 1, "1 ms early: still refused");
+	a = step(noon + 6000, 10, 1000, 1, tat, 0);
+	ok(a.rate_ok, "at 6 s one more fits");
+	a = step(noon + 120000, 10, 1000, 1, tat, 0);
+	ok(a.rate_ok && a.rate_remaining == 9,
+	    "after a quiet minute the allowance is whole again");
+
+	a = step(noon, 600, 10, 3, 0, 8);
+	ok(!a.quota_ok, "8 used + 3 > 10: refused");
+	ok(a.quota_retry_ms == 12 * 3600 * 1000LL,
+	    "retry at the next UTC day");
+	ok(a.new_used == 8, "refused call adds nothing");
+	a = step(noon, 600, 10, 2, 0, 8);
+	ok(a.quota_ok && a.new_used == 10 && a.quota_remaining == 0,
+	    "8 + 2 = 10 fits exactly");
+	a = step(noon, 600, 10, 11, 0, 0);
+	ok(!a.quota_ok, "a call costing more than the quota never fits");
+	a = step(noon + 12 * 3600 * 1000LL - 1, 600, 10, 1, 0, 10);
+	ok(!a.quota_ok && a.quota_retry_ms == 1,
+	    "1 ms before midnight: retry in 1 ms");
+
+	a = step(noon, 1, 10, 1, noon + 60000, 10);
+	ok(!a.rate_ok && !a.quota_ok, "both refuse");
+	ok(a.rate_retry_ms == 60000 && a.quota_retry_ms == 43200000,
+	    "each with its own time");
+	a = step(noon, 100000, 10, 1, 0, 0);
+	ok(a.rate_ok && a.new_tat_ms == noon + 1,
+	    "rates over 60000/min advance by at least 1 ms");
+	return tap_done();
+}
