@@ -10,21 +10,27 @@
 void
 admission_decide(struct admit *a)
 {
-	int64_t	interval = MINUTE_MS / a->rate > 0 ? MINUTE_MS / a->rate : 1;
+	/* The emission interval, rounded up so that the sustained rate is
+	 * never above the limit; the tolerance lets exactly `rate` calls
+	 * through at once whatever the rounding. */
+	int64_t	interval = (MINUTE_MS + a->rate - 1) / a->rate;
+	int64_t	tolerance = (a->rate - 1) * interval;
 	int64_t	tat = a->tat_ms > a->now_ms ? a->tat_ms : a->now_ms;
-	int64_t	tolerance = MINUTE_MS - interval;
+	int64_t	ahead;
 
 	/* GCRA: a call fits while the theoretical arrival time is no more
 	 * than the tolerance ahead of now. */
 	a->rate_ok = tat - a->now_ms <= tolerance;
 	a->new_tat_ms = a->rate_ok ? tat + interval : a->tat_ms;
 	a->rate_retry_ms = a->rate_ok ? 0 : tat - tolerance - a->now_ms;
-	a->rate_remaining = a->rate_ok ?
-	    (MINUTE_MS - (a->new_tat_ms - a->now_ms)) / interval : 0;
-	a->rate_reset_s = ((a->rate_ok ? a->new_tat_ms : tat) - a->now_ms +
-	    999) / 1000;
+	ahead = (a->rate_ok ? a->new_tat_ms : tat) - a->now_ms;
+	a->rate_remaining = ahead > tolerance ? 0 :
+	    (tolerance - ahead) / interval + 1;
+	a->rate_reset_s = (ahead + 999) / 1000;
 
-	a->quota_ok = a->used + a->cost <= a->quota;
+	/* A call that costs nothing never exceeds the quota, even one
+	 * lowered below what was used today. */
+	a->quota_ok = a->cost == 0 || a->used + a->cost <= a->quota;
 	a->new_used = a->quota_ok ? a->used + a->cost : a->used;
 	a->quota_retry_ms = a->quota_ok ? 0 : clock_ms_to_next_day(a->now_ms);
 	a->quota_remaining = a->quota - a->new_used > 0 ?
@@ -70,7 +76,7 @@ admission_charge(struct req *r, int64_t cost, struct error *e)
 	a.cost = cost;
 	clock_utc_day(a.now_ms, day);
 
-	if (store_begin(r->store, e) == -1)
+	if (store_begin_counters(r->store, e) == -1)
 		return -1;
 	if (store_admission_read(r->store, r->app.id, day, &a.tat_ms,
 	    &a.used, e) == -1)

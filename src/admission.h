@@ -3,9 +3,13 @@
  * Rate: GCRA (the generic cell rate algorithm) per application, its
  * theoretical arrival time kept in the cache file.  It needs one integer
  * per application, lets a full minute's allowance through at once, then
- * refills evenly, and tells exactly when the next call fits (for
- * Retry-After).  Quota: cost units per UTC day in the database, which
- * must survive a restart.  Both are read, decided and written in one
+ * refills one call every ceil(60000 / rate) ms, and tells exactly when
+ * the next call fits (for Retry-After).  A sliding log would keep a row
+ * per call, and a sliding-window counter only estimates the previous
+ * window's share, so neither is exact at that price.  When the rate of
+ * an application changes, the share of the minute's allowance already
+ * used carries over.  Quota: cost units per UTC day in the database,
+ * which must survive a restart.  Both are read, decided and written in one
  * BEGIN IMMEDIATE transaction, so workers never overshoot, and a refused
  * call writes nothing. */
 #ifndef EVALGATE_ADMISSION_H

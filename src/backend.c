@@ -1,6 +1,6 @@
 /* backend.c: the table of backend kinds and the dispatch on a backend's
- * kind; the built-in "lexical" kind; the answer's allocation.  The
- * "systemone" kind lives in backend_http.c. */
+ * kind; the built-in "lexical" kind.  The "systemone" kind lives in
+ * backend_http.c, the answer's allocation in backend_answer.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,42 +66,6 @@ backend_cleanup(void)
 	for (i = 0; i < NKINDS; i++)
 		if (kinds[i].cleanup != NULL)
 			kinds[i].cleanup();
-}
-
-int
-backend_answer_alloc(struct backend_answer *a, json_object *questions)
-{
-	size_t	 i = 0, n, arity;
-
-	memset(a, 0, sizeof(*a));
-	n = (size_t)json_object_object_length(questions);
-	if (n == 0)
-		return 0;
-	if ((a->dist = calloc(n, sizeof(*a->dist))) == NULL)
-		return -1;
-	a->nquestions = n;
-	json_object_object_foreach(questions, name, q) {
-		(void)name;
-		arity = question_arity(q);
-		if (i == n || (a->dist[i++] = calloc(arity > 0 ? arity : 1,
-		    sizeof(double))) == NULL) {
-			backend_answer_free(a);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-void
-backend_answer_free(struct backend_answer *a)
-{
-	size_t	 i;
-
-	if (a->dist != NULL)
-		for (i = 0; i < a->nquestions; i++)
-			free(a->dist[i]);
-	free(a->dist);
-	memset(a, 0, sizeof(*a));
 }
 
 /* The state as the lexical kind reads it: a string as is, an object or

@@ -1,6 +1,7 @@
 /* backend_http.h: the "systemone" kind, an upstream speaking the System
  * One contract over blocking libcurl (design.md section 7), and the pure
- * parser of its answers, exposed for the unit tests and fuzzing. */
+ * parser of its answers (backend_answer.c), exposed for the unit tests
+ * and fuzzing. */
 #ifndef EVALGATE_BACKEND_HTTP_H
 #define EVALGATE_BACKEND_HTTP_H
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "utf8.h"
 
 static const struct {
 	int		 status;
@@ -49,6 +50,9 @@ error_set(struct error *e, enum err_code code, const char *field,
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
+	/* A bound (here, or a caller's "%.40s") may have cut a character
+	 * of a name in two: the message is sent as a JSON string. */
+	utf8_scrub(reason);
 
 	error_clear(e);
 	e->code = code;
@@ -57,6 +61,7 @@ error_set(struct error *e, enum err_code code, const char *field,
 		return -1;
 	}
 	snprintf(e->message, sizeof(e->message), "%.150s: %s", field, reason);
+	utf8_scrub(e->message);
 	error_detail(e, "field", json_object_new_string(field));
 	error_detail(e, "reason", json_object_new_string(reason));
 	return -1;

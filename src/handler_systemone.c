@@ -93,6 +93,33 @@ ref(json_object *obj, const char *field, const char **id, int64_t *version,
 	return 0;
 }
 
+/* A template refusal names the variable (or null) in its details, and the
+ * offending field as a path: x_template.variables.NAME, or x_template
+ * when no single variable is to blame. */
+static int
+template_refusal(struct error *e)
+{
+	json_object	*v;
+	char		 field[160];
+
+	if (e->code != ERR_TEMPLATE_RENDER)
+		return -1;
+	if (!json_object_object_get_ex(e->details, "variable", &v))
+		error_detail(e, "variable", v = NULL);
+	if (json_object_object_get_ex(e->details, "field", NULL))
+		return -1;
+	if (v != NULL)
+		snprintf(field, sizeof(field), "x_template.variables.%.120s",
+		    json_object_get_string(v));
+	else
+		snprintf(field, sizeof(field), "x_template");
+	error_detail(e, "field", json_object_new_string(field));
+	return -1;
+}
+
+/* x_template {id, version?, variables}: the rendered text becomes the
+ * state.  Variables missing or not an object, and an unknown template or
+ * version, are template_render_error, like every rendering refusal. */
 static int
 render_template(struct req *r, struct eval *ev, json_object *xt,
     struct error *e)
@@ -100,24 +127,30 @@ render_template(struct req *r, struct eval *ev, json_object *xt,
 	const char	*id;
 	json_object	*values;
 	char		*text = NULL;
+	size_t		 len;
 	int64_t		 version;
 	int		 rc;
 
 	if (ref(xt, "x_template", &id, &version, e) == -1)
 		return -1;
 	if (!json_object_object_get_ex(xt, "variables", &values) ||
-	    !json_object_is_type(values, json_type_object))
-		return error_set(e, ERR_VALIDATION, "x_template.variables",
-		    "must be an object");
-	if ((rc = store_template_get(r->store, id, version, &ev->tv, e)) <= 0)
-		return rc == -1 ? -1 : error_set(e, ERR_TEMPLATE_RENDER,
-		    "x_template.id", "no published template '%s'%s", id,
+	    !json_object_is_type(values, json_type_object)) {
+		error_set(e, ERR_TEMPLATE_RENDER, "x_template.variables",
+		    "must be an object of the template's variables");
+		return template_refusal(e);
+	}
+	if ((rc = store_template_get(r->store, id, version, &ev->tv, e)) == 0) {
+		error_set(e, ERR_TEMPLATE_RENDER, version ?
+		    "x_template.version" : "x_template.id",
+		    "no published template '%s'%s", id,
 		    version ? " at that version" : "");
-	if (template_render(ev->tv.body, ev->tv.variables, values,
+		return template_refusal(e);
+	}
+	if (rc == -1 || template_render(ev->tv.body, ev->tv.variables, values,
 	    ev->tv.escape_html, (size_t)r->settings->max_state_chars, &text,
-	    e) == -1)
-		return -1;
-	ev->rendered = json_object_new_string(text);
+	    &len, e) == -1)
+		return template_refusal(e);
+	ev->rendered = json_object_new_string_len(text, (int)len);
 	free(text);
 	ev->state = ev->rendered;
 	return 0;
@@ -291,16 +324,6 @@ record(struct req *r, struct eval *ev, int64_t gateway_ms, struct error *e)
 	    ev->dists, e);
 }
 
-static json_object *
-id_version(const char *id, int64_t version)
-{
-	json_object *o = json_object_new_object();
-
-	ju_add_str(o, "id", id);
-	json_object_object_add(o, "version", json_object_new_int64(version));
-	return o;
-}
-
 static void
 respond(struct req *r, struct eval *ev, int64_t gateway_ms)
 {
@@ -319,12 +342,12 @@ respond(struct req *r, struct eval *ev, int64_t gateway_ms)
 	ju_add_str(body, "x_decision_id", ev->id);
 	ju_add_str(body, "x_backend", ev->backend.name);
 	json_object_object_add(body, "x_schema",
-	    id_version(ev->sv.slug, ev->sv.version));
+	    ju_ref(ev->sv.slug, ev->sv.version));
 	json_object_object_add(body, "x_schema_version",
 	    json_object_new_int64(ev->sv.version));
 	if (ev->tv.version != 0)
 		json_object_object_add(body, "x_template",
-		    id_version(ev->tv.slug, ev->tv.version));
+		    ju_ref(ev->tv.slug, ev->tv.version));
 	o = json_object_new_object();
 	json_object_object_add(o, "gateway", json_object_new_int64(gateway_ms));
 	json_object_object_add(o, "backend",

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "http.h"
+#include "json_util.h"
 #include "settings.h"
 
 static char *
@@ -119,47 +120,9 @@ req_read_body(struct req *r, struct error *e)
 json_object *
 req_json_object(struct req *r, struct error *e)
 {
-	json_tokener	*tok;
-	json_object	*obj;
-	enum json_tokener_error jerr;
-
 	if (req_read_body(r, e) == -1)
 		return NULL;
-	if (r->body_len == 0) {
-		error_set(e, ERR_VALIDATION, "body", "a JSON object is required");
-		return NULL;
-	}
-	if (strlen(r->body) != r->body_len) {
-		error_set(e, ERR_VALIDATION, "body", "contains a NUL byte");
-		return NULL;
-	}
-	if ((tok = json_tokener_new_ex(64)) == NULL) {
-		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
-		return NULL;
-	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_VALIDATE_UTF8);
-	obj = json_tokener_parse_ex(tok, r->body, (int)r->body_len);
-	jerr = json_tokener_get_error(tok);
-	if (jerr == json_tokener_success &&
-	    json_tokener_get_parse_end(tok) != r->body_len) {
-		json_object_put(obj);
-		obj = NULL;
-		error_set(e, ERR_VALIDATION, "body",
-		    "trailing characters after the JSON value");
-	} else if (jerr != json_tokener_success) {
-		json_object_put(obj);
-		obj = NULL;
-		error_set(e, ERR_VALIDATION, "body", "malformed JSON: %s",
-		    jerr == json_tokener_continue ? "unexpected end of input" :
-		    json_tokener_error_desc(jerr));
-	} else if (!json_object_is_type(obj, json_type_object)) {
-		json_object_put(obj);
-		obj = NULL;
-		error_set(e, ERR_VALIDATION, "body", "must be a JSON object");
-	}
-	json_tokener_free(tok);
-	return obj;
+	return ju_parse_body(r->body, r->body_len, e);
 }
 
 static int
@@ -171,38 +134,41 @@ hexval(int c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+size_t
+http_unescape(const char *s, size_t n, int plus, char *out, size_t size)
+{
+	size_t	i, o = 0;
+	int	hi, lo;
+
+	for (i = 0; i < n && o + 1 < size; i++) {
+		if (s[i] == '%' && i + 2 < n &&
+		    (hi = hexval(s[i + 1])) >= 0 &&
+		    (lo = hexval(s[i + 2])) >= 0) {
+			out[o++] = (char)(hi * 16 + lo);
+			i += 2;
+		} else
+			out[o++] = plus && s[i] == '+' ? ' ' : s[i];
+	}
+	out[o] = '\0';
+	return o;
+}
+
 const char *
 req_query(const struct req *r, const char *name, char *buf, size_t size)
 {
 	const char	*p = r->query;
-	size_t		 nlen = strlen(name), o;
-	int		 hi, lo;
+	size_t		 nlen = strlen(name), klen, vlen;
 
 	while (p != NULL && *p != '\0') {
-		size_t klen = strcspn(p, "=&");
-
+		klen = strcspn(p, "=&");
+		vlen = strcspn(p, "&");
 		if (klen == nlen && strncmp(p, name, nlen) == 0) {
-			p += klen;
-			if (*p == '=')
-				p++;
-			for (o = 0; *p != '\0' && *p != '&' && o + 1 < size;
-			    p++) {
-				if (*p == '+')
-					buf[o++] = ' ';
-				else if (*p == '%' &&
-				    (hi = hexval(p[1])) >= 0 &&
-				    (lo = hexval(p[2])) >= 0) {
-					buf[o++] = (char)(hi * 16 + lo);
-					p += 2;
-				} else
-					buf[o++] = *p;
-			}
-			buf[o] = '\0';
+			p += klen + (p[klen] == '=');
+			http_unescape(p, vlen - klen - (vlen > klen), 1, buf,
+			    size);
 			return buf;
 		}
-		p += strcspn(p, "&");
-		if (*p == '&')
-			p++;
+		p += vlen + (p[vlen] == '&');
 	}
 	return NULL;
 }
@@ -247,33 +213,59 @@ reason(int status)
 	return "Unknown";
 }
 
-void
-http_raw(struct req *r, int status, const char *type, const char *body,
-    size_t len)
+/* Writes the status line and headers, with a Content-Length unless
+ * chunked (a body of unknown length, written by http_write). */
+static void
+head(struct req *r, int status, const char *type, size_t len, int chunked)
 {
 	FCGX_Stream	*out = r->fcgi->out;
-	char		 head[512];
+	char		 buf[512], length[48] = "";
 	int		 n;
 	size_t		 i;
 
-	if (r->responded)
-		return;
 	r->responded = 1;
 	/* FCGX_FPrintF knows no %zu: format here, write raw. */
-	n = snprintf(head, sizeof(head), "Status: %d %s\r\n"
+	if (!chunked)
+		snprintf(length, sizeof(length), "Content-Length: %zu\r\n",
+		    len);
+	n = snprintf(buf, sizeof(buf), "Status: %d %s\r\n"
 	    "Content-Type: %s\r\n"
-	    "Content-Length: %zu\r\n"
+	    "%s"
 	    "Cache-Control: no-store\r\n"
 	    "x-service-request-id: %s\r\n"
 	    "x-typesafe-request-id: %s\r\n",
-	    status, reason(status), type, len, r->request_id, r->request_id);
-	FCGX_PutStr(head, n < (int)sizeof(head) ? n : (int)sizeof(head) - 1,
+	    status, reason(status), type, length, r->request_id,
+	    r->request_id);
+	FCGX_PutStr(buf, n < (int)sizeof(buf) ? n : (int)sizeof(buf) - 1,
 	    out);
 	for (i = 0; i < r->nheaders; i++)
 		FCGX_PutS(r->headers[i], out);
 	FCGX_PutS("\r\n", out);
-	if (strcmp(r->method, "HEAD") != 0)
-		FCGX_PutStr(body, (int)len, out);
+}
+
+void
+http_raw(struct req *r, int status, const char *type, const char *body,
+    size_t len)
+{
+	if (r->responded)
+		return;
+	head(r, status, type, len, 0);
+	http_write(r, body, len);
+}
+
+void
+http_begin(struct req *r, int status, const char *type)
+{
+	if (!r->responded)
+		head(r, status, type, 0, 1);
+}
+
+int
+http_write(struct req *r, const char *buf, size_t len)
+{
+	if (strcmp(r->method, "HEAD") == 0 || len == 0)
+		return 0;
+	return FCGX_PutStr(buf, (int)len, r->fcgi->out) == (int)len ? 0 : -1;
 }
 
 void
@@ -287,18 +279,11 @@ http_json(struct req *r, int status, json_object *body)
 	http_raw(r, status, "application/json", text, len);
 }
 
-void
-http_error(struct req *r, const struct error *e)
+json_object *
+http_error_body(const struct error *e)
 {
-	json_object	*body, *err;
-	long		 ms;
+	json_object *body, *err;
 
-	if (e->retry_after_ms > 0 || e->code == ERR_RATE_LIMITED ||
-	    e->code == ERR_QUOTA_EXCEEDED || error_status(e->code) == 503) {
-		ms = e->retry_after_ms > 0 ? e->retry_after_ms : 1000;
-		http_header(r, "Retry-After", "%ld", (ms + 999) / 1000);
-		http_header(r, "retry-after-ms", "%ld", ms);
-	}
 	err = json_object_new_object();
 	json_object_object_add(err, "code",
 	    json_object_new_string(error_name(e->code)));
@@ -309,6 +294,22 @@ http_error(struct req *r, const struct error *e)
 	    json_object_get(e->details) : json_object_new_object());
 	body = json_object_new_object();
 	json_object_object_add(body, "error", err);
+	return body;
+}
+
+void
+http_error(struct req *r, const struct error *e)
+{
+	json_object	*body;
+	long		 ms;
+
+	if (e->retry_after_ms > 0 || e->code == ERR_RATE_LIMITED ||
+	    e->code == ERR_QUOTA_EXCEEDED || error_status(e->code) == 503) {
+		ms = e->retry_after_ms > 0 ? e->retry_after_ms : 1000;
+		http_header(r, "Retry-After", "%ld", (ms + 999) / 1000);
+		http_header(r, "retry-after-ms", "%ld", ms);
+	}
+	body = http_error_body(e);
 	http_json(r, error_status(e->code), body);
 	json_object_put(body);
 }

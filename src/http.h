@@ -30,6 +30,7 @@ struct req {
 	char			*body;		/* owned, NUL-terminated */
 	size_t			 body_len;
 	char			*params[HTTP_MAX_PARAMS]; /* owned, decoded */
+	int			 route_arg;	/* set by the router */
 	char			 request_id[UUID7_LEN + 1];
 	int64_t			 start_us;	/* clock_mono_us() at start */
 	struct app		 app;		/* set by authentication */
@@ -55,6 +56,12 @@ json_object *req_json_object(struct req *r, struct error *e);
 const char *req_query(const struct req *r, const char *name, char *buf,
 	    size_t size);
 
+/* Percent-decodes n bytes of s into out (size bytes, NUL-terminated;
+ * '+' is a space when plus is set, as in a query).  Returns the length,
+ * which is at most n: out may be as large as n + 1. */
+size_t	 http_unescape(const char *s, size_t n, int plus, char *out,
+	    size_t size);
+
 /* Adds a response header line ("Name: value") to the next answer. */
 void	 http_header(struct req *r, const char *name, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
@@ -63,6 +70,14 @@ void	 http_json(struct req *r, int status, json_object *body);
 /* Answers with status and a body of the given type. */
 void	 http_raw(struct req *r, int status, const char *type,
 	    const char *body, size_t len);
+/* Answers with a body of unknown length, written piece by piece: the
+ * status and headers now, then http_write() as often as needed.  0 or
+ * -1 when the client is gone. */
+void	 http_begin(struct req *r, int status, const char *type);
+int	 http_write(struct req *r, const char *buf, size_t len);
+/* The spec's error format for e, {"error": {code, message, details}}:
+ * a new object the caller puts. */
+json_object *http_error_body(const struct error *e);
 /* Answers with the spec's error format; 429/503 carry Retry-After. */
 void	 http_error(struct req *r, const struct error *e);
 

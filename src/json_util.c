@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "json_util.h"
+#include "utf8.h"
 
 json_object *
 ju_parse(const char *text)
@@ -28,6 +29,59 @@ ju_parse(const char *text)
 	    text[end + strspn(text + end, " \t\r\n")] != '\0') {
 		json_object_put(obj);
 		obj = NULL;
+	}
+	json_tokener_free(tok);
+	return obj;
+}
+
+json_object *
+ju_parse_body(const char *body, size_t len, struct error *e)
+{
+	json_tokener		*tok;
+	json_object		*obj;
+	enum json_tokener_error	 jerr;
+
+	if (len == 0) {
+		error_set(e, ERR_VALIDATION, "body", "a JSON object is required");
+		return NULL;
+	}
+	if (len >= INT_MAX) {
+		error_set(e, ERR_VALIDATION, "body", "too large");
+		return NULL;
+	}
+	if (memchr(body, '\0', len) != NULL) {
+		error_set(e, ERR_VALIDATION, "body", "contains a NUL byte");
+		return NULL;
+	}
+	/* Not JSON_TOKENER_VALIDATE_UTF8: json-c checks only the number of
+	 * continuation bytes, and lets overlong forms and surrogates in. */
+	if (!utf8_valid(body, len)) {
+		error_set(e, ERR_VALIDATION, "body", "is not valid UTF-8");
+		return NULL;
+	}
+	if ((tok = json_tokener_new_ex(JU_MAX_DEPTH)) == NULL) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+		return NULL;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	obj = json_tokener_parse_ex(tok, body, (int)len);
+	jerr = json_tokener_get_error(tok);
+	if (jerr == json_tokener_success &&
+	    json_tokener_get_parse_end(tok) != len) {
+		json_object_put(obj);
+		obj = NULL;
+		error_set(e, ERR_VALIDATION, "body",
+		    "trailing characters after the JSON value");
+	} else if (jerr != json_tokener_success) {
+		json_object_put(obj);
+		obj = NULL;
+		error_set(e, ERR_VALIDATION, "body", "malformed JSON: %s",
+		    jerr == json_tokener_continue ? "unexpected end of input" :
+		    json_tokener_error_desc(jerr));
+	} else if (!json_object_is_type(obj, json_type_object)) {
+		json_object_put(obj);
+		obj = NULL;
+		error_set(e, ERR_VALIDATION, "body", "must be a JSON object");
 	}
 	json_tokener_free(tok);
 	return obj;
@@ -173,4 +227,14 @@ ju_add_time(json_object *obj, const char *key, int64_t ms)
 	}
 	clock_rfc3339(ms, buf);
 	json_object_object_add(obj, key, json_object_new_string(buf));
+}
+
+json_object *
+ju_ref(const char *id, int64_t version)
+{
+	json_object *o = json_object_new_object();
+
+	ju_add_str(o, "id", id);
+	json_object_object_add(o, "version", json_object_new_int64(version));
+	return o;
 }

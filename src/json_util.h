@@ -15,6 +15,12 @@
  * JU_MAX_DEPTH deep: a new object the caller puts, or NULL for text that
  * is not exactly one JSON value.  JSON null also gives NULL. */
 json_object	*ju_parse(const char *text);
+/* Parses a request body of len bytes (body[len] need not be a NUL) as
+ * the API accepts it: valid UTF-8 without NUL bytes, strict JSON nested
+ * at most JU_MAX_DEPTH deep, one object and nothing after it but
+ * whitespace.  A new object the caller puts, or NULL with e set
+ * (ERR_VALIDATION on field "body"; ERR_UNAVAILABLE out of memory). */
+json_object	*ju_parse_body(const char *body, size_t len, struct error *e);
 /* The member key of obj if it is a string, else NULL (borrowed). */
 const char	*ju_str(json_object *obj, const char *key);
 /* Requires member key to be a string of 1..maxlen bytes: 0 or -1. */
@@ -37,5 +43,7 @@ json_object	*ju_num(double d);
 void		 ju_add_str(json_object *obj, const char *key, const char *v);
 /* Adds key: RFC 3339 time from epoch ms, or null for 0. */
 void		 ju_add_time(json_object *obj, const char *key, int64_t ms);
+/* A new {id, version} object, as x_schema and x_template are shown. */
+json_object	*ju_ref(const char *id, int64_t version);
 
 #endif

@@ -510,6 +510,21 @@ backend_disable(struct op_ctx *c, json_object *in, json_object **out,
 	return backend_set_enabled(c, in, 0, out, e);
 }
 
+/* {name, enabled}: enable or disable, as PATCH /admin/v1/backends/NAME
+ * says it. */
+static int
+backend_update(struct op_ctx *c, json_object *in, json_object **out,
+    struct error *e)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(in, "enabled", &v) ||
+	    !json_object_is_type(v, json_type_boolean))
+		return error_set(e, ERR_VALIDATION, "enabled",
+		    "is required: true or false");
+	return backend_set_enabled(c, in, json_object_get_boolean(v), out, e);
+}
+
 static void
 backend_add_json(const struct backend *b, void *arg)
 {
@@ -822,6 +837,7 @@ template_render_op(struct op_ctx *c, json_object *in, json_object **out,
 	json_object		*values = NULL;
 	const char		*slug;
 	char			*state = NULL;
+	size_t			 len;
 	int64_t			 version;
 	int			 rc;
 
@@ -842,12 +858,13 @@ template_render_op(struct op_ctx *c, json_object *in, json_object **out,
 		return error_set(e, ERR_TEMPLATE_RENDER, "id",
 		    "no template named '%s'", slug);
 	if ((rc = template_render(v.body, v.variables, values, v.escape_html,
-	    (size_t)c->settings->max_state_chars, &state, e)) == 0) {
+	    (size_t)c->settings->max_state_chars, &state, &len, e)) == 0) {
 		*out = json_object_new_object();
 		ju_add_str(*out, "id", v.slug);
 		json_object_object_add(*out, "version",
 		    json_object_new_int64(v.version));
-		ju_add_str(*out, "state", state);
+		json_object_object_add(*out, "state",
+		    json_object_new_string_len(state, (int)len));
 	}
 	free(state);
 	template_version_clear(&v);
@@ -868,6 +885,7 @@ static const struct op_def {
 	[OP_BACKEND_ADD] = { "backend.add", backend_add, 1 },
 	[OP_BACKEND_ENABLE] = { "backend.enable", backend_enable, 1 },
 	[OP_BACKEND_DISABLE] = { "backend.disable", backend_disable, 1 },
+	[OP_BACKEND_UPDATE] = { "backend.update", backend_update, 1 },
 	[OP_BACKEND_LIST] = { "backend.list", backend_list, 0 },
 	[OP_SCHEMA_PUBLISH] = { "schema.publish", schema_publish, 1 },
 	[OP_SCHEMA_LIST] = { "schema.list", schema_list, 0 },
@@ -877,6 +895,7 @@ static const struct op_def {
 	[OP_TEMPLATE_PUBLISH] = { "template.publish", template_publish, 1 },
 	[OP_TEMPLATE_LIST] = { "template.list", template_list, 0 },
 	[OP_TEMPLATE_RENDER] = { "template.render", template_render_op, 0 },
+	[OP_CALIBRATION] = { "calibration", ops_calibration, 0 },
 };
 
 /* What the audit row names: the first identifying member of the input. */

@@ -24,6 +24,7 @@ enum op {
 	OP_BACKEND_ADD,
 	OP_BACKEND_ENABLE,
 	OP_BACKEND_DISABLE,
+	OP_BACKEND_UPDATE,	/* {name, enabled}: the HTTP form of the two */
 	OP_BACKEND_LIST,
 	OP_SCHEMA_PUBLISH,
 	OP_SCHEMA_LIST,
@@ -33,6 +34,7 @@ enum op {
 	OP_TEMPLATE_PUBLISH,
 	OP_TEMPLATE_LIST,
 	OP_TEMPLATE_RENDER,
+	OP_CALIBRATION,		/* design.md section 14: ops_calibration.c */
 	OP__MAX
 };
 
@@ -45,6 +47,13 @@ struct op_ctx {
 /* Runs op on in (borrowed).  On success *out is a new object the caller
  * puts; on failure -1 with e set. */
 int	ops_run(enum op op, struct op_ctx *ctx, json_object *in,
+	    json_object **out, struct error *e);
+
+/* OP_CALIBRATION, in its own file: {id, version?, question?, since?,
+ * format?, target_accuracy?, apply?} to the report of design.md section
+ * 14.  It changes nothing unless apply, which publishes the next version
+ * through OP_SCHEMA_PUBLISH (its own transaction and audit row). */
+int	ops_calibration(struct op_ctx *ctx, json_object *in,
 	    json_object **out, struct error *e);
 
 #endif

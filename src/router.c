@@ -22,6 +22,30 @@ enum route {
 	ROUTE_READY,
 	ROUTE_MODELS,
 	ROUTE_SYSTEMONE,
+	ROUTE_DECISION_GET,
+	ROUTE_DECISION_OUTCOME,
+	ROUTE_ADMIN_APP_CREATE,
+	ROUTE_ADMIN_APP_LIST,
+	ROUTE_ADMIN_APP_UPDATE,
+	ROUTE_ADMIN_KEY_ISSUE,
+	ROUTE_ADMIN_KEY_LIST,
+	ROUTE_ADMIN_KEY_REVOKE,
+	ROUTE_ADMIN_BACKEND_ADD,
+	ROUTE_ADMIN_BACKEND_LIST,
+	ROUTE_ADMIN_BACKEND_UPDATE,
+	ROUTE_ADMIN_SCHEMA_PUBLISH,
+	ROUTE_ADMIN_SCHEMA_LIST,
+	ROUTE_ADMIN_SCHEMA_VERSIONS,
+	ROUTE_ADMIN_SCHEMA_SHOW,
+	ROUTE_ADMIN_GRANT,
+	ROUTE_ADMIN_UNGRANT,
+	ROUTE_ADMIN_UNGRANT_VERSION,
+	ROUTE_ADMIN_TEMPLATE_PUBLISH,
+	ROUTE_ADMIN_TEMPLATE_LIST,
+	ROUTE_ADMIN_TEMPLATE_RENDER,
+	ROUTE_ADMIN_DECISIONS,
+	ROUTE_ADMIN_EXPORT,
+	ROUTE_ADMIN_CALIBRATION,
 	ROUTE__MAX
 };
 
@@ -31,6 +55,7 @@ static const struct route_def {
 	handler_fn	 fn;
 	enum need	 need;
 	enum charge	 charge;
+	int		 arg;		/* given to fn in r->route_arg */
 } routes[ROUTE__MAX] = {
 	[ROUTE_HEALTH] = { "GET", "/health", handle_health, NEED_NONE,
 	    CHARGE_NONE },
@@ -40,37 +65,69 @@ static const struct route_def {
 	    CHARGE_ROUTER },
 	[ROUTE_SYSTEMONE] = { "POST", "/v1/systemone", handle_systemone,
 	    NEED_KEY, CHARGE_HANDLER },
+	[ROUTE_DECISION_GET] = { "GET", "/v1/decisions/{}",
+	    handle_decision_get, NEED_KEY, CHARGE_ROUTER },
+	[ROUTE_DECISION_OUTCOME] = { "POST", "/v1/decisions/{}/outcome",
+	    handle_decision_outcome, NEED_KEY, CHARGE_ROUTER },
+	/* Administration (doc/admin-api.md); handle_admin runs the
+	 * operation its argument names. */
+#define ADMIN(m, p, call) { m, "/admin/v1" p, handle_admin, NEED_ADMIN, \
+	    CHARGE_ROUTER, call }
+	[ROUTE_ADMIN_APP_CREATE] = ADMIN("POST", "/applications",
+	    ADMIN_APP_CREATE),
+	[ROUTE_ADMIN_APP_LIST] = ADMIN("GET", "/applications", ADMIN_APP_LIST),
+	[ROUTE_ADMIN_APP_UPDATE] = ADMIN("PATCH", "/applications/{}",
+	    ADMIN_APP_UPDATE),
+	[ROUTE_ADMIN_KEY_ISSUE] = ADMIN("POST", "/applications/{}/keys",
+	    ADMIN_KEY_ISSUE),
+	[ROUTE_ADMIN_KEY_LIST] = ADMIN("GET", "/applications/{}/keys",
+	    ADMIN_KEY_LIST),
+	[ROUTE_ADMIN_KEY_REVOKE] = ADMIN("DELETE", "/keys/{}",
+	    ADMIN_KEY_REVOKE),
+	[ROUTE_ADMIN_BACKEND_ADD] = ADMIN("POST", "/backends",
+	    ADMIN_BACKEND_ADD),
+	[ROUTE_ADMIN_BACKEND_LIST] = ADMIN("GET", "/backends",
+	    ADMIN_BACKEND_LIST),
+	[ROUTE_ADMIN_BACKEND_UPDATE] = ADMIN("PATCH", "/backends/{}",
+	    ADMIN_BACKEND_UPDATE),
+	[ROUTE_ADMIN_SCHEMA_PUBLISH] = ADMIN("POST", "/schemas/{}/versions",
+	    ADMIN_SCHEMA_PUBLISH),
+	[ROUTE_ADMIN_SCHEMA_LIST] = ADMIN("GET", "/schemas", ADMIN_SCHEMA_LIST),
+	[ROUTE_ADMIN_SCHEMA_VERSIONS] = ADMIN("GET", "/schemas/{}/versions",
+	    ADMIN_SCHEMA_VERSIONS),
+	[ROUTE_ADMIN_SCHEMA_SHOW] = ADMIN("GET", "/schemas/{}/versions/{}",
+	    ADMIN_SCHEMA_SHOW),
+	[ROUTE_ADMIN_GRANT] = ADMIN("POST", "/grants", ADMIN_GRANT),
+	[ROUTE_ADMIN_UNGRANT] = ADMIN("DELETE", "/grants/{}/{}",
+	    ADMIN_UNGRANT),
+	[ROUTE_ADMIN_UNGRANT_VERSION] = ADMIN("DELETE", "/grants/{}/{}/{}",
+	    ADMIN_UNGRANT_VERSION),
+	[ROUTE_ADMIN_TEMPLATE_PUBLISH] = ADMIN("POST", "/templates/{}/versions",
+	    ADMIN_TEMPLATE_PUBLISH),
+	[ROUTE_ADMIN_TEMPLATE_LIST] = ADMIN("GET", "/templates",
+	    ADMIN_TEMPLATE_LIST),
+	[ROUTE_ADMIN_TEMPLATE_RENDER] = ADMIN("POST", "/templates/{}/render",
+	    ADMIN_TEMPLATE_RENDER),
+#undef ADMIN
+	[ROUTE_ADMIN_DECISIONS] = { "GET",
+	    "/admin/v1/applications/{}/decisions", handle_admin_decisions,
+	    NEED_ADMIN, CHARGE_ROUTER },
+	[ROUTE_ADMIN_EXPORT] = { "GET",
+	    "/admin/v1/applications/{}/decisions/export", handle_admin_export,
+	    NEED_ADMIN, CHARGE_ROUTER },
+	[ROUTE_ADMIN_CALIBRATION] = { "GET",
+	    "/admin/v1/schemas/{}/calibration", handle_admin_calibration,
+	    NEED_ADMIN, CHARGE_ROUTER },
 };
-
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 /* Percent-decodes one path segment of length n into a new string. */
 static char *
 decode(const char *s, size_t n)
 {
-	char	*out = malloc(n + 1), *o = out;
-	size_t	 i;
-	int	 hi, lo;
+	char *out = malloc(n + 1);
 
-	if (out == NULL)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (s[i] == '%' && i + 2 < n + 1 &&
-		    (hi = hexval(s[i + 1])) >= 0 &&
-		    (lo = hexval(s[i + 2])) >= 0) {
-			*o++ = (char)(hi * 16 + lo);
-			i += 2;
-		} else
-			*o++ = s[i];
-	}
-	*o = '\0';
+	if (out != NULL)
+		http_unescape(s, n, 0, out, n + 1);
 	return out;
 }
 
@@ -139,6 +196,7 @@ dispatch(struct req *r, struct error *e)
 		    "this key's application is not an administrator");
 	if (found->charge == CHARGE_ROUTER && admission_charge(r, 0, e) == -1)
 		return -1;
+	r->route_arg = found->arg;
 	return found->fn(r, e);
 }
 

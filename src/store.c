@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
@@ -77,7 +78,7 @@ pragmas(sqlite3 *db, const struct settings *s, struct error *e)
 {
 	char sql[256];
 
-	sqlite3_busy_timeout(db, 5000);
+	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
 	snprintf(sql, sizeof(sql),
 	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
 	    " PRAGMA foreign_keys=ON;",
@@ -90,9 +91,19 @@ pragmas(sqlite3 *db, const struct settings *s, struct error *e)
 static int
 attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 {
+	sqlite3		*created;
 	sqlite3_stmt	*stmt;
 	int		 rc;
 
+	/* ATTACH opens with the main connection's flags, which lack
+	 * SQLITE_OPEN_CREATE: a deleted cache is created (empty) first. */
+	if (sqlite3_open_v2(s->cache_path, &created, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		rc = fail_db(created, e, "create cache");
+		sqlite3_close(created);
+		return rc;
+	}
+	sqlite3_close(created);
 	if (sqlite3_prepare_v2(db, "ATTACH DATABASE ?1 AS cache", -1, &stmt,
 	    NULL) != SQLITE_OK)
 		return fail_db(db, e, "attach cache");
@@ -178,6 +189,23 @@ out:
 	return rc;
 }
 
+/* Waits for a lock in short steps.  SQLite's own handler sleeps up to
+ * 100 ms at a time, far longer than our transactions last, which turns
+ * two workers meeting at a lock into a latency spike. */
+static int
+busy(void *arg, int count)
+{
+	struct store	*st = arg;
+	int64_t		 now = clock_mono_us();
+
+	if (count == 0)
+		st->busy_since_us = now;
+	if (now - st->busy_since_us > STORE_BUSY_TIMEOUT_MS * 1000)
+		return 0;
+	usleep(count < 20 ? 50 : 500);
+	return 1;
+}
+
 struct store *
 store_open(const struct settings *s, struct error *e)
 {
@@ -192,6 +220,8 @@ store_open(const struct settings *s, struct error *e)
 		goto fail;
 	if (pragmas(st->db, s, e) == -1 || attach_cache(st->db, s, e) == -1)
 		goto fail;
+	sqlite3_busy_handler(st->db, busy, st);
+	st->sync_full = s->db_sync == DB_SYNC_FULL;
 	if ((v = user_version(st->db)) != SCHEMA_VERSION) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "%s: schema version %d, "
 		    "want %d: run evalgate-admin init", s->db_path, v,
@@ -325,45 +355,76 @@ store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v)
 static const char SQL_BEGIN[] = "BEGIN IMMEDIATE";
 static const char SQL_COMMIT[] = "COMMIT";
 static const char SQL_ROLLBACK[] = "ROLLBACK";
+static const char SQL_SYNC_NORMAL[] = "PRAGMA main.synchronous=NORMAL";
+static const char SQL_SYNC_FULL[] = "PRAGMA main.synchronous=FULL";
+
+static int
+run(struct store *st, const char *sql, struct error *e, const char *what)
+{
+	sqlite3_stmt *stmt = store_stmt(st, sql, e);
+
+	return stmt == NULL ? -1 : store_exec_stmt(st, stmt, e, what);
+}
+
+/* Back to the configured durability after a counters transaction. */
+static void
+restore_sync(struct store *st)
+{
+	struct error e = { 0 };
+
+	if (st->sync_lowered && run(st, SQL_SYNC_FULL, &e, "sync") == 0)
+		st->sync_lowered = 0;
+	error_clear(&e);
+}
 
 int
 store_begin(struct store *st, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_BEGIN, e);
-
-	if (stmt == NULL || store_exec_stmt(st, stmt, e, "begin") == -1)
+	if (run(st, SQL_BEGIN, e, "begin") == -1)
 		return -1;
 	st->in_tx = 1;
 	return 0;
 }
 
 int
+store_begin_counters(struct store *st, struct error *e)
+{
+	/* WAL frames are written in order: the next synchronous commit
+	 * (a decision, an outcome) makes these durable too. */
+	if (st->sync_full && run(st, SQL_SYNC_NORMAL, e, "sync") == -1)
+		return -1;
+	st->sync_lowered = st->sync_full;
+	if (store_begin(st, e) == -1) {
+		restore_sync(st);
+		return -1;
+	}
+	return 0;
+}
+
+int
 store_commit(struct store *st, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_COMMIT, e);
-
-	if (stmt == NULL || store_exec_stmt(st, stmt, e, "commit") == -1) {
+	if (run(st, SQL_COMMIT, e, "commit") == -1) {
 		store_rollback(st);
 		return -1;
 	}
 	st->in_tx = 0;
+	restore_sync(st);
 	return 0;
 }
 
 void
 store_rollback(struct store *st)
 {
-	struct error	 e = { 0 };
-	sqlite3_stmt	*stmt;
+	struct error e = { 0 };
 
 	if (!st->in_tx)
 		return;
 	st->in_tx = 0;
-	if (sqlite3_get_autocommit(st->db))
-		return;
-	if ((stmt = store_stmt(st, SQL_ROLLBACK, &e)) != NULL)
-		store_exec_stmt(st, stmt, &e, "rollback");
+	if (!sqlite3_get_autocommit(st->db))
+		run(st, SQL_ROLLBACK, &e, "rollback");
 	error_clear(&e);
+	restore_sync(st);
 }
 
 static const char SQL_AUDIT[] =

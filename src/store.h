@@ -50,6 +50,9 @@ void	 store_ready(const struct settings *s, int *db_ok, int *cache_ok);
 
 /* A short write transaction: BEGIN IMMEDIATE ... COMMIT. */
 int	 store_begin(struct store *st, struct error *e);
+/* The same for counters that may be lost on power failure (rate and
+ * quota): committed without fsync; design.md section 8. */
+int	 store_begin_counters(struct store *st, struct error *e);
 int	 store_commit(struct store *st, struct error *e);
 void	 store_rollback(struct store *st);
 
@@ -216,6 +219,79 @@ struct decision {
 int	 store_decision_insert(struct store *st, const struct decision *d,
 	    json_object *questions, json_object *answers, json_object *dists,
 	    struct error *e);
+
+/* A recorded decision read back, with what its outcomes are checked
+ * against; decision_row_clear() releases the owned parts. */
+struct decision_row {
+	char		 id[37];		/* UUIDv7, lowercase */
+	int64_t		 app_id;
+	int64_t		 created_at_ms;
+	char		*model;			/* owned; NULL none */
+	char		 backend[128];
+	char		 schema_slug[128];
+	int64_t		 schema_version;
+	json_object	*questions;		/* owned: the version's map */
+	char		 template_slug[128];	/* "" none */
+	int64_t		 template_version;	/* 0: none */
+	json_object	*state;			/* owned; NULL when it was not
+						 * kept */
+	json_object	*answers;		/* owned: question -> answer as
+						 * returned, in answer order */
+	json_object	*outcomes;		/* owned: question -> {value,
+						 * source (or null),
+						 * recorded_at_ms}, same order */
+};
+void	 decision_row_clear(struct decision_row *d);
+
+/* Decision id (lowercase) of application app_id (0: of any application),
+ * answers and outcomes included: 1, 0 (unknown or another application's:
+ * the same answer), -1. */
+int	 store_decision_get(struct store *st, const char *id, int64_t app_id,
+	    struct decision_row *d, struct error *e);
+/* Records the outcomes of decision id: values maps question -> an
+ * already validated value (borrowed), source may be NULL.  In one write
+ * transaction: a question without an outcome gets this one, one with
+ * the same value is left as it is, one with a different value refuses
+ * the whole request (ERR_CONFLICT naming "answers.<question>", details
+ * "recorded" the stored value) and nothing is written. */
+int	 store_outcome_record(struct store *st, const char *id,
+	    json_object *values, const char *source, int64_t now_ms,
+	    struct error *e);
+
+/* Which decisions a page lists: those of app_id created in [since_ms,
+ * until_ms) that come strictly after (after_ms, after_id) in
+ * (created_at_ms, id) order. */
+struct decision_range {
+	int64_t	app_id;
+	int64_t	since_ms;
+	int64_t	until_ms;
+	int64_t	after_ms;
+	char	after_id[37];		/* "": from the first */
+};
+/* The next at most limit decisions of q, oldest first: fn gets each id
+ * and time.  The number given, or -1. */
+int	 store_decision_page(struct store *st, const struct decision_range *q,
+	    int limit, void (*fn)(const char *id, int64_t created_at_ms,
+	    void *), void *arg, struct error *e);
+
+/* Calibration (design.md section 14): one answered question with its
+ * outcome.  Every member is borrowed for the callback's duration. */
+struct calibration_row {
+	const char	*decision_id;
+	const char	*backend;		/* name, as x_backend */
+	int64_t		 created_at_ms;
+	const char	*question;
+	const char	*type;			/* "choice", "score", "noul" */
+	const char	*distribution;		/* untempered, JSON text */
+	const char	*outcome;		/* the value, JSON text */
+};
+/* Every row of version of schema_id created at or after since_ms, of
+ * question (NULL: of every question), in decision id order.  fn returning
+ * -1 (with e set) stops the walk, which then returns -1.  0 or -1. */
+int	 store_calibration_each(struct store *st, int64_t schema_id,
+	    int64_t version, const char *question, int64_t since_ms,
+	    int (*fn)(const struct calibration_row *, void *, struct error *),
+	    void *arg, struct error *e);
 
 /* Admission state of an application: the GCRA arrival time (cache) and
  * the units used on a UTC day "YYYY-MM-DD" (database).  Inside the

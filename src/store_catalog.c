@@ -71,8 +71,8 @@ next_version(struct store *st, const struct versioned *k, const char *slug,
 	return 0;
 }
 
-/* JSON kept by this file and read back: a parse failure is corruption. */
-static int
+/* JSON kept by the store and read back (store_internal.h). */
+int
 stored_json(const char *text, json_object **out, const char *what,
     struct error *e)
 {

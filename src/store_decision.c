@@ -1,6 +1,9 @@
-/* store_decision.c: decisions, their answers and (later) outcomes. */
+/* store_decision.c: decisions, their answers and outcomes. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "json_util.h"
 #include "store_internal.h"
 
 static const char SQL_DECISION_INSERT[] =
@@ -19,15 +22,6 @@ compact(json_object *o)
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
-static void
-bind_id(sqlite3_stmt *stmt, int i, int64_t v)
-{
-	if (v != 0)
-		sqlite3_bind_int64(stmt, i, v);
-	else
-		sqlite3_bind_null(stmt, i);
-}
-
 static int
 insert_decision(struct store *st, const struct decision *d, struct error *e)
 {
@@ -42,8 +36,8 @@ insert_decision(struct store *st, const struct decision *d, struct error *e)
 	store_bind_text(stmt, 5, d->backend);
 	sqlite3_bind_int64(stmt, 6, d->schema_id);
 	sqlite3_bind_int64(stmt, 7, d->schema_version);
-	bind_id(stmt, 8, d->template_id);
-	bind_id(stmt, 9, d->template_version);
+	store_bind_optional(stmt, 8, d->template_id);
+	store_bind_optional(stmt, 9, d->template_version);
 	store_bind_text(stmt, 10, d->state);
 	if (d->has_usage) {
 		sqlite3_bind_int64(stmt, 11, d->input_tokens);
@@ -94,4 +88,212 @@ store_decision_insert(struct store *st, const struct decision *d,
 		return -1;
 	}
 	return 0;
+}
+
+/* Reading a decision back. */
+
+static const char SQL_DECISION_GET[] =
+	"SELECT d.id, d.app_id, d.created_at_ms, d.model, d.backend, s.slug,"
+	" d.schema_version, v.questions, t.slug, d.template_version, d.state"
+	" FROM decisions d JOIN schemas s ON s.id = d.schema_id"
+	" JOIN schema_versions v ON v.schema_id = d.schema_id"
+	" AND v.version = d.schema_version"
+	" LEFT JOIN templates t ON t.id = d.template_id"
+	" WHERE d.id = ?1 AND (?2 = 0 OR d.app_id = ?2)";
+static const char SQL_ANSWERS_GET[] =
+	"SELECT question, answer FROM decision_answers WHERE decision_id = ?1"
+	" ORDER BY position";
+static const char SQL_OUTCOMES_GET[] =
+	"SELECT o.question, o.value, o.source, o.recorded_at_ms"
+	" FROM outcomes o JOIN decision_answers a"
+	" ON a.decision_id = o.decision_id AND a.question = o.question"
+	" WHERE o.decision_id = ?1 ORDER BY a.position";
+
+void
+decision_row_clear(struct decision_row *d)
+{
+	free(d->model);
+	json_object_put(d->questions);
+	json_object_put(d->state);
+	json_object_put(d->answers);
+	json_object_put(d->outcomes);
+	memset(d, 0, sizeof(*d));
+}
+
+static const char *
+col(sqlite3_stmt *stmt, int i)
+{
+	return (const char *)sqlite3_column_text(stmt, i);
+}
+
+/* The decision row into d (owning its copies); d is cleared by the
+ * caller on failure. */
+static int
+read_decision(sqlite3_stmt *stmt, struct decision_row *d, struct error *e)
+{
+	store_col_text(stmt, 0, d->id, sizeof(d->id));
+	d->app_id = sqlite3_column_int64(stmt, 1);
+	d->created_at_ms = sqlite3_column_int64(stmt, 2);
+	if (col(stmt, 3) != NULL && (d->model = strdup(col(stmt, 3))) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	store_col_text(stmt, 4, d->backend, sizeof(d->backend));
+	store_col_text(stmt, 5, d->schema_slug, sizeof(d->schema_slug));
+	d->schema_version = sqlite3_column_int64(stmt, 6);
+	store_col_text(stmt, 8, d->template_slug, sizeof(d->template_slug));
+	d->template_version = sqlite3_column_int64(stmt, 9);
+	if (stored_json(col(stmt, 7), &d->questions, "questions", e) == -1 ||
+	    (col(stmt, 10) != NULL &&
+	    stored_json(col(stmt, 10), &d->state, "state", e) == -1))
+		return -1;
+	d->answers = json_object_new_object();
+	d->outcomes = json_object_new_object();
+	return 0;
+}
+
+static int
+add_answer(sqlite3_stmt *stmt, struct decision_row *d, struct error *e)
+{
+	json_object *a;
+
+	if (stored_json(col(stmt, 1), &a, "answer", e) == -1)
+		return -1;
+	json_object_object_add(d->answers, col(stmt, 0), a);
+	return 0;
+}
+
+static int
+add_outcome(sqlite3_stmt *stmt, struct decision_row *d, struct error *e)
+{
+	json_object *o, *v;
+
+	if (stored_json(col(stmt, 1), &v, "outcome", e) == -1)
+		return -1;
+	o = json_object_new_object();
+	json_object_object_add(o, "value", v);
+	ju_add_str(o, "source", col(stmt, 2));
+	json_object_object_add(o, "recorded_at_ms",
+	    json_object_new_int64(sqlite3_column_int64(stmt, 3)));
+	json_object_object_add(d->outcomes, col(stmt, 0), o);
+	return 0;
+}
+
+/* Hands each row of sql, run for d->id, to add(): 0 or -1. */
+static int
+read_rows(struct store *st, const char *sql, struct decision_row *d,
+    int (*add)(sqlite3_stmt *, struct decision_row *, struct error *),
+    struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, sql, e);
+	int		 rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, d->id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		if (add(stmt, d, e) == -1) {
+			sqlite3_reset(stmt);
+			return -1;
+		}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "decision rows");
+}
+
+int
+store_decision_get(struct store *st, const char *id, int64_t app_id,
+    struct decision_row *d, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_DECISION_GET, e);
+	int		 rc;
+
+	memset(d, 0, sizeof(*d));
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, app_id);
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		rc = read_decision(stmt, d, e) == -1 ? -1 : 1;
+	else
+		rc = rc == SQLITE_DONE ? 0 : store_fail(st, e, "decision");
+	sqlite3_reset(stmt);
+	if (rc == 1 && (read_rows(st, SQL_ANSWERS_GET, d, add_answer, e) ==
+	    -1 || read_rows(st, SQL_OUTCOMES_GET, d, add_outcome, e) == -1))
+		rc = -1;
+	if (rc != 1)
+		decision_row_clear(d);
+	return rc;
+}
+
+/* Outcomes (spec section 3, design.md section 9). */
+
+static const char SQL_OUTCOME_VALUE[] =
+	"SELECT value FROM outcomes WHERE decision_id = ?1 AND question = ?2";
+static const char SQL_OUTCOME_INSERT[] =
+	"INSERT INTO outcomes (decision_id, question, value, source,"
+	" recorded_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)";
+
+/* 409 naming answers.<question>, with the value already recorded. */
+static int
+conflict(const char *question, const char *recorded, struct error *e)
+{
+	char		*field = NULL;
+	json_object	*v = ju_parse(recorded);
+
+	if (asprintf(&field, "answers.%s", question) == -1)
+		field = NULL;
+	error_set(e, ERR_CONFLICT, field != NULL ? field : "answers",
+	    "an outcome with a different value is already recorded");
+	error_detail(e, "recorded", v);
+	free(field);
+	return -1;
+}
+
+/* One question's outcome, inside the caller's transaction. */
+static int
+record_one(struct store *st, const char *id, const char *question,
+    json_object *value, const char *source, int64_t now_ms,
+    struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_OUTCOME_VALUE, e);
+	const char	*text = compact(value);
+	int		 rc, same = 0;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, question, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		same = col(stmt, 0) != NULL && strcmp(col(stmt, 0), text) == 0;
+		if (!same)
+			conflict(question, col(stmt, 0) ? col(stmt, 0) : "",
+			    e);
+	}
+	sqlite3_reset(stmt);
+	if (rc == SQLITE_ROW)
+		return same ? 0 : -1;
+	if (rc != SQLITE_DONE)
+		return store_fail(st, e, "outcome");
+	if ((stmt = store_stmt(st, SQL_OUTCOME_INSERT, e)) == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, question, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 3, text, -1, SQLITE_TRANSIENT);
+	store_bind_text(stmt, 4, source);
+	sqlite3_bind_int64(stmt, 5, now_ms);
+	return store_exec_stmt(st, stmt, e, "insert outcome");
+}
+
+int
+store_outcome_record(struct store *st, const char *id, json_object *values,
+    const char *source, int64_t now_ms, struct error *e)
+{
+	if (store_begin(st, e) == -1)
+		return -1;
+	json_object_object_foreach(values, question, value) {
+		if (record_one(st, id, question, value, source, now_ms,
+		    e) == -1) {
+			store_rollback(st);
+			return -1;
+		}
+	}
+	return store_commit(st, e);
 }

@@ -7,6 +7,7 @@
 #include "store.h"
 
 #define STORE_STMTS 128		/* prepared statements kept per process */
+#define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 
 struct store {
 	sqlite3		*db;		/* owned; cache attached as "cache" */
@@ -15,6 +16,9 @@ struct store {
 		sqlite3_stmt	*stmt;	/* owned */
 	} stmts[STORE_STMTS];
 	int		 in_tx;
+	int		 sync_full;	/* SERVICE_DB_SYNC=full */
+	int		 sync_lowered;	/* NORMAL for a counters tx */
+	int64_t		 busy_since_us;	/* busy(): first wait */
 };
 
 /* The statement for a static SQL string, prepared on first use and kept;
@@ -37,5 +41,9 @@ int		 store_lookup(struct store *st, sqlite3_stmt *stmt,
 		    void (*read)(sqlite3_stmt *, void *), void *out);
 /* Binds v if it is positive, else NULL (the "use the default" value). */
 void		 store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v);
+/* Parses JSON text the store kept into *out (a new reference); NULL or
+ * unparsable text is corruption: ERR_INTERNAL naming what.  0 or -1. */
+int		 stored_json(const char *text, json_object **out,
+		    const char *what, struct error *e);
 
 #endif

@@ -243,7 +243,8 @@ set_name(struct parser *p, struct tok *k, const char *s, size_t n)
 	return 0;
 }
 
-/* {{=<% %>=}}: two non-whitespace delimiters separated by whitespace. */
+/* {{=<% %>=}}: two delimiters separated by whitespace, each without
+ * whitespace or '=' (the Mustache spec's rule). */
 static int
 set_delims(struct parser *p, size_t off, const char *s, size_t n)
 {
@@ -265,6 +266,8 @@ set_delims(struct parser *p, size_t off, const char *s, size_t n)
 		if (plen[np] > TEMPLATE_MAX_DELIM)
 			return syntax(p, off, "delimiter longer than %d bytes",
 			    TEMPLATE_MAX_DELIM);
+		if (memchr(part[np], '=', plen[np]) != NULL)
+			return syntax(p, off, "a delimiter may not hold '='");
 	}
 	if (np != 2)
 		return syntax(p, off, "delimiter change takes two delimiters");
@@ -455,12 +458,15 @@ tpl_parse(const char *body, struct tpl *t, char *why, size_t whylen)
 	return parse(&p, t);
 }
 
-/* The first name used outside every section and not declared, or NULL. */
+/* The first name looked up in the root context alone (outside every
+ * section; an inverted section pushes no context) and not declared, or
+ * NULL. */
 static const struct tok *
 undeclared(const struct tpl *t, json_object *decl)
 {
 	const struct tok	*k;
-	size_t			 i, depth = 0;
+	size_t			 i, depth = 0, pushed = 0;
+	unsigned char		 pushes[TEMPLATE_MAX_DEPTH];	/* per open */
 
 	for (i = 0; i < t->ntoks; i++) {
 		k = &t->toks[i];
@@ -469,14 +475,16 @@ undeclared(const struct tpl *t, json_object *decl)
 		case TOK_RAW:
 		case TOK_SECTION:
 		case TOK_INVERTED:
-			if (depth == 0 && k->nsegs > 0 &&
+			if (pushed == 0 && k->nsegs > 0 &&
 			    !json_object_object_get_ex(decl, k->segs, NULL))
 				return k;
-			depth += k->kind == TOK_SECTION ||
-			    k->kind == TOK_INVERTED;
+			if (k->kind == TOK_VAR || k->kind == TOK_RAW)
+				break;
+			pushes[depth] = k->kind == TOK_SECTION;
+			pushed += pushes[depth++];
 			break;
 		case TOK_CLOSE:
-			depth--;
+			pushed -= pushes[--depth];
 			break;
 		default:
 			break;
@@ -599,6 +607,9 @@ struct render {
 	size_t			 nctx;
 	int			 escape;
 	unsigned long		 steps;
+	size_t			 level;	/* render_range() calls open */
+	const struct tok	*top;	/* the root-level tag being rendered,
+					 * NULL while in root-level text */
 	char			*buf;	/* owned until handed out */
 	size_t			 len, cap;
 	size_t			 chars, max_chars, max_bytes;
@@ -807,32 +818,32 @@ render_range(struct render *r, size_t from, size_t to)
 {
 	const struct tok	*k;
 	size_t			 i = from;
+	int			 rc = 0;
 
-	while (i < to) {
+	r->level++;
+	while (i < to && rc == 0) {
 		k = &r->t->toks[i];
-		if (step(r) == -1)
-			return -1;
+		if (r->level == 1)
+			r->top = k->kind == TOK_TEXT ? NULL : k;
+		if ((rc = step(r)) == -1)
+			break;
 		switch (k->kind) {
 		case TOK_TEXT:
-			if (put(r, k->text, k->len) == -1)
-				return -1;
+			rc = put(r, k->text, k->len);
 			i++;
 			break;
 		case TOK_VAR:
 		case TOK_RAW:
-			if (interpolate(r, k) == -1)
-				return -1;
+			rc = interpolate(r, k);
 			i++;
 			break;
 		case TOK_SECTION:
-			if (section(r, k, i) == -1)
-				return -1;
+			rc = section(r, k, i);
 			i = k->end + 1;
 			break;
 		case TOK_INVERTED:
-			if (falsy(lookup(r, k)) &&
-			    render_range(r, i + 1, k->end) == -1)
-				return -1;
+			if (falsy(lookup(r, k)))
+				rc = render_range(r, i + 1, k->end);
 			i = k->end + 1;
 			break;
 		default:
@@ -840,7 +851,8 @@ render_range(struct render *r, size_t from, size_t to)
 			break;
 		}
 	}
-	return 0;
+	r->level--;
+	return rc;
 }
 
 /* ERR_TEMPLATE_RENDER with details {"variable": variable or null,
@@ -906,17 +918,20 @@ bind_values(json_object *decl, json_object *values, json_object **root,
 
 int
 template_render(const char *body, json_object *decl, json_object *values,
-    int escape_html, size_t max_chars, char **out, struct error *e)
+    int escape_html, size_t max_chars, char **out, size_t *outlen,
+    struct error *e)
 {
 	struct render		 r;
 	struct tpl		 t;
 	const struct tok	*k;
 	json_object		*root;
-	const char		*var;
+	const char		*var, *culprit;
 	char			 why[256];
 	int			 rc;
 
 	*out = NULL;
+	if (outlen != NULL)
+		*outlen = 0;
 	if (decl_check(decl, why, sizeof(why), &var) == -1)
 		return render_error(e, var, why);
 	if (!json_object_is_type(values, json_type_object))
@@ -950,27 +965,32 @@ template_render(const char *body, json_object *decl, json_object *values,
 	if (render_range(&r, 0, t.ntoks) == 0 && r.buf == NULL &&
 	    (r.buf = calloc(1, 1)) == NULL)
 		r.status = R_NOMEM;
-	tpl_free(&t);
-	json_object_put(root);
+	culprit = r.top != NULL && r.top->nsegs > 0 ? r.top->segs : NULL;
 
 	switch (r.status) {
 	case R_OK:
 		*out = r.buf;
-		return 0;
+		if (outlen != NULL)
+			*outlen = r.len;
+		r.buf = NULL;
+		rc = 0;
+		break;
 	case R_OVER:
 		snprintf(why, sizeof(why), "rendered text over %zu characters",
 		    max_chars);
-		rc = render_error(e, NULL, why);
+		rc = render_error(e, culprit, why);
 		break;
 	case R_COSTLY:
 		snprintf(why, sizeof(why), "rendering takes over %d steps",
 		    TEMPLATE_MAX_STEPS);
-		rc = render_error(e, NULL, why);
+		rc = render_error(e, culprit, why);
 		break;
 	default:
 		rc = error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 		break;
 	}
 	free(r.buf);
+	tpl_free(&t);
+	json_object_put(root);
 	return rc;
 }

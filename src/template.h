@@ -28,7 +28,9 @@
  * tag or section, mismatched close, bad delimiter change, partial or
  * inheritance tag, nesting deeper than TEMPLATE_MAX_DEPTH) or that uses an
  * undeclared name outside every section (the first segment of a dotted
- * name; detail "variable" names it).  "." is always allowed.
+ * name; detail "variable" names it; an inverted section pushes no context,
+ * so names inside one count as outside).  "." is always allowed; a leading
+ * dot (".name", looked up in the current context only) is an extension.
  * Returns 0 or -1. */
 int	 template_check(const char *body, json_object *decl, struct error *e);
 
@@ -40,14 +42,19 @@ int	 template_check(const char *body, json_object *decl, struct error *e);
  * declared variables are visible to the template.  Section truthiness
  * follows the spec's list: false, null, a missing name and the empty list
  * are falsy; everything else (including "" and 0) is truthy.
- * Output over max_chars Unicode code points (or 4 * max_chars bytes) fails
- * with variable null; rendering stops as soon as the cap is passed.
+ * Output over max_chars Unicode code points (or 4 * max_chars bytes), or
+ * work over TEMPLATE_MAX_STEPS, fails naming the root-level variable whose
+ * tag (interpolation or section) was being rendered, or null when the
+ * template's own root-level text passed the cap; rendering stops as soon
+ * as a cap is passed.
  * escape_html 1: {{name}} escapes & < > " ' and {{{name}}} / {{& name}}
  * do not; 0: nothing is escaped.
- * On success *out is a malloc'd NUL-terminated string the caller frees;
- * on failure *out is NULL.  Returns 0 or -1. */
+ * On success *out is a malloc'd NUL-terminated string the caller frees
+ * and *outlen (when outlen is not NULL) its length in bytes: a value may
+ * hold NUL characters, so the length, not strlen(), is the text's end.
+ * On failure *out is NULL.  Returns 0 or -1. */
 int	 template_render(const char *body, json_object *decl,
 	    json_object *values, int escape_html, size_t max_chars,
-	    char **out, struct error *e);
+	    char **out, size_t *outlen, struct error *e);
 
 #endif

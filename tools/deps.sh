@@ -2,6 +2,7 @@
 # tools/deps.sh: installs the Debian packages evalgate needs.
 #   tools/deps.sh         to build and run it
 #   tools/deps.sh --test  and to run its tests
+#   tools/deps.sh --bench and to run bench/run
 # Packages already present are not touched; nothing is installed unless
 # one is missing.  Needs root (or sudo) for apt-get.
 set -eu
@@ -10,8 +11,16 @@ pkgs="build-essential autoconf automake pkg-config libfcgi-dev
 libjson-c-dev libsqlite3-dev libcurl4-openssl-dev libsodium-dev lighttpd
 curl"
 if [ "${1:-}" = "--test" ]; then
-	pkgs="$pkgs python3 sqlite3"
+	# Apache with mod_fcgid: the second web server the e2e suite
+	# runs the worker under (tests/e2e/test_apache.py).
+	pkgs="$pkgs python3 sqlite3 apache2 libapache2-mod-fcgid"
+	# fuzz/run: libFuzzer targets built with clang (tests/fuzz_smoke.sh).
+	pkgs="$pkgs clang libclang-rt-14-dev"
 	command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
+fi
+if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
+	# bench/run: the load generator and the fixed-body upstream.
+	pkgs="$pkgs python3 wrk nginx-light"
 fi
 
 missing=
@@ -25,8 +34,9 @@ sudo=
 [ "$(id -u)" = 0 ] || sudo=sudo
 echo "tools/deps.sh: installing$missing" >&2
 $sudo apt-get update -qq
-# Debian starts lighttpd on port 80 when it is installed; evalgate runs
-# its own instances, so keep the packaged service from starting.
+# Debian starts lighttpd (and apache2) on port 80 when it is installed;
+# evalgate runs its own instances, so keep the packaged services from
+# starting.
 printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
 $sudo chmod 755 /usr/sbin/policy-rc.d
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \

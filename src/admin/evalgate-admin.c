@@ -14,6 +14,7 @@
 #include <sodium.h>
 
 #include "auth.h"
+#include "calibration_render.h"
 #include "clock.h"
 #include "json_util.h"
 #include "ops.h"
@@ -33,7 +34,9 @@ enum opt_kind {
 	OPT_FILE_TEXT,		/* --x FILE: its text */
 };
 
-enum print { PRINT_OBJECT, PRINT_TABLE, PRINT_BARE };
+/* PRINT_REPORT: a calibration report in the input's "format" (text by
+ * default), or with "apply" the number of the version it published. */
+enum print { PRINT_OBJECT, PRINT_TABLE, PRINT_BARE, PRINT_REPORT };
 
 #define MAX_ARGS 3
 #define MAX_OPTS 10
@@ -127,6 +130,18 @@ static const struct cli_cmd {
 	    { "--values", "values", OPT_JSON } },
 	  OP_TEMPLATE_RENDER, PRINT_BARE, "state",
 	  "template render ID [--version N] --values JSON" },
+	{ { "template", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0 } },
+	  OP_TEMPLATE_LIST, PRINT_TABLE, NULL, "template list" },
+	{ { "calibration", NULL }, { { "id", 0 } },
+	  { { "--version", "version", OPT_INT },
+	    { "--question", "question", OPT_STRING },
+	    { "--since", "since", OPT_STRING },
+	    { "--format", "format", OPT_STRING },
+	    { "--target-accuracy", "target_accuracy", OPT_NUMBER },
+	    { "--apply", "apply", OPT_FLAG } },
+	  OP_CALIBRATION, PRINT_REPORT, NULL,
+	  "calibration SCHEMA [--version N] [--question Q] [--since DATE] "
+	  "[--format text|json|html] [--target-accuracy X] [--apply]" },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -360,7 +375,7 @@ print_table(json_object *out)
 }
 
 static void
-print_out(const struct cli_cmd *c, json_object *out)
+print_out(const struct cli_cmd *c, json_object *in, json_object *out)
 {
 	json_object	*v;
 	const char	*text;
@@ -375,6 +390,15 @@ print_out(const struct cli_cmd *c, json_object *out)
 		break;
 	case PRINT_TABLE:
 		print_table(out);
+		break;
+	case PRINT_REPORT:
+		if (json_object_object_get_ex(out, "published", &v))
+			printf("%s\n", cell(json_object_object_get(v,
+			    "version")));
+		else
+			calibration_render(stdout, out, ju_str(in, "format") ?
+			    calibration_format(ju_str(in, "format")) :
+			    CAL_FORMAT_TEXT);
 		break;
 	case PRINT_OBJECT:
 		json_object_object_foreach(out, k, val)
@@ -467,7 +491,7 @@ main(int argc, char **argv)
 	ctx.settings = &s;
 	ctx.actor = "console";
 	if ((rc = ops_run(c->op, &ctx, in, &out, &e)) == 0)
-		print_out(c, out);
+		print_out(c, in, out);
 	else
 		rc = refused(&e);
 	json_object_put(in);

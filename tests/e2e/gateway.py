@@ -64,8 +64,10 @@ class Response:
 class Gateway:
     """One lighttpd + worker pool over one fresh database."""
 
-    def __init__(self, workers=2, env=None, admin_listener=True):
+    def __init__(self, workers=2, env=None, admin_listener=True,
+                 worker=None):
         self.dir = tempfile.mkdtemp(prefix="evalgate-e2e-")
+        self.worker = worker or WORKER  # another FastCGI program: bench/
         self.db = os.path.join(self.dir, "evalgate.db")
         self.port = free_port()
         self.admin_port = free_port() if admin_listener else None
@@ -134,7 +136,7 @@ fastcgi.server = ( "/" => ((
     ),
 )))
 """ % {"dir": self.dir, "port": self.port, "admin": admin,
-            "worker": WORKER, "workers": self.workers, "envs": envs,
+            "worker": self.worker, "workers": self.workers, "envs": envs,
             "max_kb": max_kb}
 
     def start(self):
@@ -349,3 +351,213 @@ class TAP:
         print("1..%d" % self.n)
         sys.stdout.flush()
         return 0
+
+
+# -- Apache with mod_fcgid ----------------------------------------------
+
+import pwd  # noqa: E402  (this part was added after the lighttpd one)
+import re   # noqa: E402
+
+APACHE = "/usr/sbin/apache2"
+APACHE_MODULES = "/usr/lib/apache2/modules"
+APACHE_SAMPLE = os.path.abspath(os.path.join(SRCDIR, "examples",
+                                             "apache-fcgid.conf"))
+
+
+def set_directive(text, name, value, key=None):
+    """text with every line of directive `name` (and first argument `key`,
+    if given) set to `value`; raises if there is none, so that a sample
+    that changed under the test fails loudly instead of going untested."""
+    head = re.escape(name) + (r"[ \t]+" + re.escape(key) if key else "")
+    pat = re.compile(r"^([ \t]*" + head + r")[ \t]+.*$", re.M)
+    text, n = pat.subn(lambda m: m.group(1) + " " + str(value), text)
+    if n == 0:
+        raise RuntimeError("%s: no %s %s line" % (APACHE_SAMPLE, name,
+                                                   key or ""))
+    return text
+
+
+class ApacheGateway(Gateway):
+    """One Apache httpd with mod_fcgid spawning the built worker, over one
+    fresh database: the same interface as Gateway.
+
+    Its configuration is examples/apache-fcgid.conf as shipped, with its
+    Define lines pointing here (as a user edits them), the settings of
+    self.env in its FcgidInitialEnv lines, and the directives in
+    `directives` (name -> value, every occurrence: FcgidIdleTimeout,
+    FcgidMaxRequestsPerProcess, UseCanonicalName...) changed; a prelude adds
+    what Debian's apache2.conf would (modules, user, logs, the public
+    Listen) and the sanitizer options.  Run as root, Apache runs the
+    workers as www-data, so the test directory and every file the
+    console makes belong to www-data."""
+
+    USER = "www-data"
+
+    def __init__(self, workers=2, env=None, admin_listener=True,
+                 directives=None, worker=None):
+        self.user = self.USER if os.geteuid() == 0 else None
+        self.directives = {"FcgidMaxProcessesPerClass": workers}
+        self.directives.update(directives or {})
+        self._owned = False
+        # The sample always has the internal virtual host.
+        super().__init__(workers, env, admin_listener=True, worker=worker)
+        if not admin_listener:
+            self.env["SERVICE_ADMIN_LISTEN"] = ""
+
+    def _own(self):
+        """Gives the test directory to the workers' user."""
+        if self.user is None or self._owned:
+            return
+        pw = pwd.getpwnam(self.user)
+        for root, dirs, files in os.walk(self.dir):
+            for name in [root] + [os.path.join(root, f)
+                                  for f in dirs + files]:
+                os.chown(name, pw.pw_uid, pw.pw_gid)
+        self._owned = True
+
+    def admin(self, *args, check=True, env=None):
+        """The console, as the user the workers run as."""
+        self._own()
+        e = dict(os.environ)
+        e.update(self.env)
+        e.update(env or {})
+        kw = {}
+        if self.user is not None:
+            kw = {"user": self.user, "group": self.user, "extra_groups": []}
+        p = subprocess.run([ADMIN] + list(args), env=e, capture_output=True,
+                           text=True, timeout=60, cwd=self.dir, **kw)
+        if check and p.returncode != 0:
+            raise RuntimeError("evalgate-admin %s: exit %d: %s" %
+                               (" ".join(args), p.returncode, p.stderr))
+        return p
+
+    def config(self):
+        with open(APACHE_SAMPLE) as f:
+            text = f.read()
+        defines = {
+            "EVALGATE_WORKER": self.worker,
+            "EVALGATE_STATE": self.dir,
+            "EVALGATE_NAME": "127.0.0.1",
+            "EVALGATE_PUBLIC": "127.0.0.1:%d" % self.port,
+            "EVALGATE_ADMIN": "127.0.0.1:%d" % self.admin_port,
+        }
+        for name, value in defines.items():
+            text = set_directive(text, "Define", value, key=name)
+        extra = {
+            "ASAN_OPTIONS": "detect_leaks=1:log_path=%s/sanitizer" % self.dir,
+            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:"
+                             "log_path=%s/sanitizer" % self.dir,
+        }
+        for name, value in sorted(self.env.items()):
+            if re.search(r"^\s*FcgidInitialEnv\s+%s\s" % name, text, re.M):
+                text = set_directive(text, "FcgidInitialEnv",
+                                     '"%s"' % value, key=name)
+            else:
+                extra[name] = value
+        directives = dict(self.directives)
+        directives.setdefault("FcgidMaxRequestLen", 2 * int(
+            self.env.get("SERVICE_MAX_BODY_BYTES", "1048576")))
+        for name, value in directives.items():
+            text = set_directive(text, name, value)
+        for d in ("run", "www"):
+            os.makedirs(os.path.join(self.dir, d), exist_ok=True)
+        mods = "".join("LoadModule %s_module %s/mod_%s.so\n" %
+                       (m, APACHE_MODULES, m) for m in
+                       ("mpm_event", "authz_core", "authz_host", "fcgid"))
+        user = ("User %s\nGroup %s\n" % (self.user, self.user)
+                if self.user else "")
+        envs = "".join('FcgidInitialEnv %s "%s"\n' % kv
+                       for kv in sorted(extra.items()))
+        prelude = """# Generated by tests/e2e/gateway.py: what Debian's apache2.conf would
+# hold, then examples/apache-fcgid.conf with its lines pointing here.
+ServerRoot "%(dir)s"
+ServerName 127.0.0.1
+PidFile "%(dir)s/apache2.pid"
+DefaultRuntimeDir "%(dir)s/run"
+DocumentRoot "%(dir)s/www"
+ErrorLog "%(dir)s/error.log"
+LogLevel warn fcgid:info
+Define APACHE_LOG_DIR %(dir)s
+%(mods)s%(user)s
+StartServers 1
+ServerLimit 2
+ThreadLimit 16
+ThreadsPerChild 16
+MinSpareThreads 1
+MaxSpareThreads 32
+MaxRequestWorkers 32
+Listen 127.0.0.1:%(port)d
+FcgidIPCDir "%(dir)s/fcgid"
+FcgidProcessTableFile "%(dir)s/fcgid/shm"
+%(envs)s
+""" % {"dir": self.dir, "mods": mods, "user": user, "port": self.port,
+            "envs": envs}
+        return prelude + text
+
+    def start(self):
+        self._own()
+        if self.user is not None and subprocess.run(
+                ["test", "-x", self.worker], user=self.user).returncode != 0:
+            raise RuntimeError("%s cannot run %s: give it a build directory "
+                               "it can reach" % (self.user, self.worker))
+        conf = os.path.join(self.dir, "apache2.conf")
+        with open(conf, "w") as f:
+            f.write(self.config())
+        self.proc = subprocess.Popen(
+            [APACHE, "-f", conf, "-k", "start", "-DFOREGROUND"],
+            stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(self.dir, "apache2.out"), "w"),
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                 "LANG": "C"})
+        if not wait_port(self.port) or not wait_port(self.admin_port):
+            raise RuntimeError("apache2 did not start: " + self.log())
+        end = time.time() + 15
+        while time.time() < end:
+            try:
+                if self.get("/health").status == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("gateway did not answer: " + self.log())
+
+    def worker_pids(self):
+        """The workers: descendants of Apache running the built worker
+        (under Apache they are the process manager's children)."""
+        if self.proc is None:
+            return []
+        parent = {}
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+        pids = []
+        for pid in parent:
+            p, seen = pid, 0
+            while p in parent and p != self.proc.pid and seen < 64:
+                p, seen = parent[p], seen + 1
+            if p != self.proc.pid:
+                continue
+            try:
+                if os.path.realpath("/proc/%d/exe" % pid) == \
+                        os.path.realpath(self.worker):
+                    pids.append(pid)
+            except OSError:
+                pass
+        return sorted(pids)
+
+    def log(self):
+        out = ""
+        for name in ("error.log", "evalgate-error.log", "apache2.out"):
+            try:
+                with open(os.path.join(self.dir, name),
+                          errors="replace") as f:
+                    out += f.read()
+            except OSError:
+                pass
+        return out
+

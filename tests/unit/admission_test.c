@@ -2,6 +2,25 @@
 #include "admission.h"
 #include "tap.h"
 
+/* How many calls a burst at one instant admits. */
+static int64_t
+burst(int64_t now, int64_t rate)
+{
+	struct admit	a = { 0 };
+	int64_t		n = 0;
+
+	a.now_ms = now;
+	a.rate = rate;
+	a.quota = 1;
+	for (;;) {
+		admission_decide(&a);
+		if (!a.rate_ok)
+			return n;
+		n++;
+		a.tat_ms = a.new_tat_ms;
+	}
+}
+
 static struct admit
 step(int64_t now, int64_t rate, int64_t quota, int64_t cost, int64_t tat,
     int64_t used)
@@ -76,5 +95,26 @@ main(void)
 	a = step(noon, 100000, 10, 1, 0, 0);
 	ok(a.rate_ok && a.new_tat_ms == noon + 1,
 	    "rates over 60000/min advance by at least 1 ms");
+
+	/* Rates that do not divide a minute: the burst is still exact. */
+	ok(burst(noon, 7) == 7, "7/min: a burst admits 7");
+	ok(burst(noon, 700) == 700, "700/min: a burst admits 700, not 705: "
+	    "%lld", (long long)burst(noon, 700));
+	ok(burst(noon, 100000) == 100000, "100000/min: a burst admits "
+	    "100000: %lld", (long long)burst(noon, 100000));
+	a = step(noon, 7, 10, 1, noon + 7 * 8572, 0);
+	ok(!a.rate_ok && a.rate_retry_ms == 8572,
+	    "7/min refills one call every ceil(60000 / 7) ms: %lld",
+	    (long long)a.rate_retry_ms);
+	a = step(noon, 20, 10, 1, 0, 0);
+	ok(a.rate_remaining == 19 && a.rate_reset_s == 3,
+	    "20/min after one call: 19 left, whole again in 3 s");
+	a = step(noon, 20, 10, 1, noon + 57000, 0);
+	ok(a.rate_ok && a.rate_remaining == 0 && a.rate_reset_s == 60,
+	    "the 20th call: none left, whole again in 60 s");
+
+	a = step(noon, 600, 10, 0, 0, 12);
+	ok(a.quota_ok && a.new_used == 12 && a.quota_remaining == 0,
+	    "a call costing 0 fits even over a lowered quota");
 	return tap_done();
 }

@@ -47,12 +47,15 @@ render(const char *body, const char *decl, const char *values, int esc,
 	json_object	*d = decl != NULL ? json_tokener_parse(decl) :
 			    decl_of(v);
 	char		*out = unset;
+	size_t		 len = 1;
 
 	error_clear(e);
-	if (template_render(body, d, v, esc, max, &out, e) == -1 &&
-	    out != NULL) {
-		ok(0, "out not NULL after failure");
+	if (template_render(body, d, v, esc, max, &out, &len, e) == -1 &&
+	    (out != NULL || len != 0)) {
+		ok(0, "out not NULL or length not 0 after failure");
 		out = NULL;
+	} else if (out != NULL && len != strlen(out)) {
+		ok(0, "length %zu is not that of \"%s\"", len, out);
 	}
 	json_object_put(d);
 	json_object_put(v);
@@ -328,11 +331,16 @@ test_inverted(void)
 	R("\"{{^o.n}}This should be rendered.{{/o.n}}\"",
 	    "{\"o\":{\"n\":null}}", "\"This should be rendered.\"",
 	    "inverted: null is falsey");
+	/* Names inside a root-level inverted section are root names: the
+	 * spec's cases declare them here. */
 	R("\"{{^context}}Hi {{name}}.{{/context}}\"",
-	    "{\"context\":{\"name\":\"Joe\"}}", "\"\"", "inverted: context");
+	    "{\"context\":{\"name\":\"Joe\"},\"name\":\"Ann\"}", "\"\"",
+	    "inverted: context");
 	R("\"{{^list}}{{n}}{{/list}}\"",
-	    "{\"list\":[{\"n\":1},{\"n\":2},{\"n\":3}]}", "\"\"",
+	    "{\"list\":[{\"n\":1},{\"n\":2},{\"n\":3}],\"n\":0}", "\"\"",
 	    "inverted: list");
+	R("{{^o}}{{n}}{{/o}}", "{\"o\":false,\"n\":7}", "7",
+	    "inverted: the context is the one outside");
 	R("\"{{^list}}Yay lists!{{/list}}\"", "{\"list\":[]}",
 	    "\"Yay lists!\"", "inverted: empty list");
 	R("{{^bool}}\n* first\n{{/bool}}\n* {{two}}\n{{^bool}}\n* third\n"
@@ -511,6 +519,16 @@ test_check(void)
 	    "check: leading dot at top level");
 	C("{{{raw}}}{{&amp}}", "{\"raw\":\"string\"}", "body",
 	    "undeclared variable 'amp'", "check: ampersand interpolation");
+	C("{{^flag}}{{nope}}{{/flag}}", "{\"flag\":\"boolean\"}", "body",
+	    "undeclared variable 'nope'",
+	    "check: an inverted section pushes no context");
+	C("{{^flag}}{{#o}}{{member}}{{/o}}{{/flag}}{{nope}}",
+	    "{\"flag\":\"boolean\",\"o\":\"object\"}", "body",
+	    "undeclared variable 'nope'",
+	    "check: root scope again after sections close");
+	C("{{#o}}{{^flag}}{{member}}{{/flag}}{{/o}}",
+	    "{\"flag\":\"boolean\",\"o\":\"object\"}", NULL, NULL,
+	    "check: an inverted section inside a section may use members");
 	C("x\n\n {{y}}", "{}", "body", "line 3:", "check: line numbers");
 	C("{{a}}", "[]", "variables", "object", "check: declaration not object");
 	C("{{a}}", "{\"a\":\"text\"}", "variables", "variable 'a'",
@@ -543,6 +561,8 @@ test_parse_errors(void)
 		{ "{{=<%=}}", "two delimiters" },
 		{ "{{=< % >=}}", "two delimiters" },
 		{ "{{=<%%%%%%%%%%%%%%%%%% %>=}}", "longer than" },
+		{ "{{==% %==}}", "may not hold '='" },
+		{ "{{=<% =%>=}}", "may not hold '='" },
 		{ "{{}}", "empty tag name" },
 		{ "{{#}}{{/}}", "empty tag name" },
 		{ "{{a b}}", "whitespace" },
@@ -593,7 +613,27 @@ test_bounds(void)
 	free(out);
 	RF("{{#l}}{{#l}}{{#l}}xxxxxxxxxx{{/l}}{{/l}}{{/l}}", NULL,
 	    "{\"l\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}",
-	    1000, "(null)", "over 1000", "cap: stops growing in loops");
+	    1000, "l", "over 1000", "cap: stops growing in loops, naming "
+	    "the root-level section");
+	RF("ab{{s}}cd", NULL, "{\"s\":\"xyz\"}", 4, "s", "over 4",
+	    "cap: passed by an interpolation names its variable");
+	RF("{{^f}}{{s}}{{/f}}", NULL, "{\"f\":false,\"s\":\"xyz\"}", 2, "f",
+	    "over 2", "cap: passed inside an inverted section names it");
+	RF("{{s}}{{! c }}abcdef", NULL, "{\"s\":\"x\"}", 3, "(null)",
+	    "over 3", "cap: passed by root-level text names no variable");
+	{
+		json_object	*v = json_tokener_parse("{\"s\":\"a\\u0000b\"}");
+		json_object	*d = json_tokener_parse("{\"s\":\"string\"}");
+		size_t		 len = 0;
+
+		out = NULL;
+		ok(template_render("[{{s}}]", d, v, 0, 5, &out, &len, &e) == 0 &&
+		    len == 5 && memcmp(out, "[a\0b]", 6) == 0,
+		    "a NUL in a value is kept: the length says where it ends");
+		free(out);
+		json_object_put(d);
+		json_object_put(v);
+	}
 	{
 		json_object	*l = json_object_new_array();
 		json_object	*v = json_object_new_object();
@@ -605,10 +645,11 @@ test_bounds(void)
 		error_clear(&e);
 		out = unset;
 		ok(template_render("{{#l}}{{#l}}{{#l}}{{/l}}{{/l}}{{/l}}", d, v,
-		    0, BIG, &out, &e) == -1 && out == NULL &&
+		    0, BIG, &out, NULL, &e) == -1 && out == NULL &&
 		    e.code == ERR_TEMPLATE_RENDER &&
-		    strstr(detail(&e, "reason"), "steps") != NULL,
-		    "bounds: work capped (%s)", e.message);
+		    strstr(detail(&e, "reason"), "steps") != NULL &&
+		    strcmp(detail(&e, "variable"), "l") == 0,
+		    "bounds: work capped, naming the section (%s)", e.message);
 		json_object_put(d);
 		json_object_put(v);
 		error_clear(&e);

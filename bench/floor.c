@@ -1,0 +1,30 @@
+/* floor.c: the benchmark's floor.  A FastCGI program that answers every
+ * request with a fixed JSON body, run behind the same lighttpd with the
+ * same number of workers as the gateway: what lighttpd and FastCGI cost
+ * with no work at all.  Not part of evalgate. */
+#include <fcgiapp.h>
+
+static const char answer[] =
+	"Status: 200 OK\r\n"
+	"Content-Type: application/json\r\n"
+	"Content-Length: 15\r\n"
+	"\r\n"
+	"{\"status\":\"ok\"}";
+
+int
+main(void)
+{
+	FCGX_Request	req;
+	char		buf[4096];
+
+	if (FCGX_Init() != 0 || FCGX_InitRequest(&req, 0, 0) != 0)
+		return 1;
+	while (FCGX_Accept_r(&req) >= 0) {
+		/* Read the body, as the gateway does. */
+		while (FCGX_GetStr(buf, sizeof(buf), req.in) > 0)
+			continue;
+		FCGX_PutStr(answer, sizeof(answer) - 1, req.out);
+		FCGX_Finish_r(&req);
+	}
+	return 0;
+}

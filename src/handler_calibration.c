@@ -1,0 +1,139 @@
+/* handler_calibration.c: GET /admin/v1/schemas/{id}/calibration
+ * ?version=&question=&since=&format=&target_accuracy= (design.md section
+ * 14).  The query becomes the input of OP_CALIBRATION, the same
+ * operation `evalgate-admin calibration` runs; the report is answered as
+ * JSON (the default), text or a self-contained HTML page.  A GET changes
+ * nothing: there is no apply here. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calibration_render.h"
+#include "handlers.h"
+#include "json_util.h"
+#include "ops.h"
+
+#define QUERY_MAX	4200	/* bytes of a decoded parameter */
+
+enum param_kind { PARAM_TEXT, PARAM_INT, PARAM_NUMBER };
+
+static const struct param {
+	const char	*name;		/* in the query and in the input */
+	enum param_kind	 kind;
+} params[] = {
+	{ "version", PARAM_INT },
+	{ "question", PARAM_TEXT },
+	{ "since", PARAM_TEXT },
+	{ "format", PARAM_TEXT },
+	{ "target_accuracy", PARAM_NUMBER },
+};
+#define NPARAMS (sizeof(params) / sizeof(params[0]))
+
+/* A parameter's value as JSON: a new reference, or NULL with e set. */
+static json_object *
+param_value(const struct param *p, const char *v, struct error *e)
+{
+	char		*end;
+	long long	 n;
+	double		 d;
+
+	switch (p->kind) {
+	case PARAM_TEXT:
+		return json_object_new_string(v);
+	case PARAM_INT:
+		n = strtoll(v, &end, 10);
+		if (*v == '\0' || *end != '\0' || strspn(v, "0123456789") !=
+		    strlen(v)) {
+			error_set(e, ERR_VALIDATION, p->name,
+			    "must be a positive integer");
+			return NULL;
+		}
+		return json_object_new_int64(n);
+	case PARAM_NUMBER:
+		d = strtod(v, &end);
+		if (*v == '\0' || *end != '\0' || !isfinite(d)) {
+			error_set(e, ERR_VALIDATION, p->name,
+			    "must be a number");
+			return NULL;
+		}
+		return json_object_new_double(d);
+	}
+	return NULL;
+}
+
+/* The operation's input from the path and the query: a new reference,
+ * or NULL with e set. */
+static json_object *
+input(struct req *r, struct error *e)
+{
+	json_object	*in = json_object_new_object(), *v;
+	char		*buf;
+	size_t		 i;
+
+	if (in == NULL || (buf = malloc(QUERY_MAX)) == NULL) {
+		json_object_put(in);
+		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+		return NULL;
+	}
+	json_object_object_add(in, "id", json_object_new_string(r->params[0]));
+	for (i = 0; i < NPARAMS; i++) {
+		if (req_query(r, params[i].name, buf, QUERY_MAX) == NULL)
+			continue;
+		if ((v = param_value(&params[i], buf, e)) == NULL) {
+			json_object_put(in);
+			in = NULL;
+			break;
+		}
+		json_object_object_add(in, params[i].name, v);
+	}
+	free(buf);
+	return in;
+}
+
+/* The report in a text format: rendered into memory, then answered. */
+static int
+answer_rendered(struct req *r, json_object *report, enum cal_format fmt,
+    struct error *e)
+{
+	FILE	*f;
+	char	*text = NULL;
+	size_t	 len = 0;
+	int	 rc;
+
+	if ((f = open_memstream(&text, &len)) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	rc = calibration_render(f, report, fmt);
+	if (fclose(f) != 0 || rc == -1) {
+		free(text);
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	}
+	http_raw(r, 200, calibration_media_type(fmt), text, len);
+	free(text);
+	return 0;
+}
+
+int
+handle_admin_calibration(struct req *r, struct error *e)
+{
+	struct op_ctx	 ctx;
+	json_object	*in, *out = NULL;
+	enum cal_format	 fmt;
+	int		 rc;
+
+	if ((in = input(r, e)) == NULL)
+		return -1;
+	ctx.st = r->store;
+	ctx.settings = r->settings;
+	ctx.actor = r->app.name;
+	rc = ops_run(OP_CALIBRATION, &ctx, in, &out, e);
+	fmt = ju_str(in, "format") != NULL ?
+	    calibration_format(ju_str(in, "format")) : CAL_FORMAT_JSON;
+	if (rc == 0 && fmt == CAL_FORMAT_JSON)
+		http_json(r, 200, out);
+	else if (rc == 0)
+		rc = answer_rendered(r, out, fmt, e);
+	json_object_put(in);
+	json_object_put(out);
+	return rc;
+}

@@ -1,0 +1,634 @@
+/* ops_calibration.c: the calibration operation (design.md section 14),
+ * shared by `evalgate-admin calibration` and GET
+ * /admin/v1/schemas/{id}/calibration through ops_run().
+ *
+ * Reads every answered question of one schema version that has an
+ * outcome (store_calibration.c), computes the figures of calibration.h
+ * per question and per backend at the version's temperature, fits the
+ * temperature on the fit part of the deterministic split and reports it,
+ * and the abstain threshold for a target accuracy, on the held-out part.
+ * With apply, publishes a new version with the same questions, backend
+ * and abstain threshold and the temperature fitted over every reported
+ * question, through OP_SCHEMA_PUBLISH (validation, transaction, audit). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "answer.h"
+#include "calibration.h"
+#include "calibration_render.h"
+#include "clock.h"
+#include "json_util.h"
+#include "ops.h"
+#include "question.h"
+#include "store.h"
+
+#define SLUG_MAX_LEN	100
+#define QUESTION_MAX_LEN 4096
+#define MAX_SAMPLES	1000000		/* answered questions per report */
+#define MAX_VALUES	(16 * 1024 * 1024) /* their probabilities */
+#define MAX_BACKENDS	32		/* distinct per report; more: "other" */
+#define T_DIGITS	1e4		/* a fitted temperature's precision */
+
+/* One answered question read, until the report: its distribution is
+ * values[off .. off + n - 1] of its question (which may still move). */
+struct answered {
+	size_t		 off, n, y;
+	unsigned char	 fit;		/* in the fit part of the split */
+	unsigned char	 backend;	/* index into load.backends */
+};
+
+/* One question of the version and what was read for it. */
+struct qstat {
+	const char		*name;		/* borrowed: version's map */
+	enum qtype		 type;
+	struct answered		*a;
+	size_t			 n, cap;
+	double			*values;
+	size_t			 nvalues, vcap;
+	struct cal_sample	*s;		/* a[] as samples, for the
+						 * report: n of them */
+};
+
+struct load {
+	struct qstat	*q;
+	size_t		 nq;
+	size_t		 hint;			/* the last row's question */
+	size_t		 samples, values;	/* totals, for the caps */
+	char		*backends[MAX_BACKENDS + 1];	/* owned */
+	size_t		 nbackends;
+};
+
+/* Reads a stored distribution and outcome of one type into p[0..*n-1]
+ * and the outcome's class *y: 1, or 0 when they do not fit together
+ * (the row is left out). */
+typedef int (*read_fn)(json_object *dist, json_object *outcome, double *p,
+    size_t *n, size_t *y);
+
+static int
+is_number(json_object *v)
+{
+	return json_object_is_type(v, json_type_double) ||
+	    json_object_is_type(v, json_type_int);
+}
+
+static int
+read_choice(json_object *dist, json_object *outcome, double *p, size_t *n,
+    size_t *y)
+{
+	const char	*key;
+	size_t		 i = 0;
+	int		 found = 0;
+
+	if (!json_object_is_type(dist, json_type_object) ||
+	    !json_object_is_type(outcome, json_type_string))
+		return 0;
+	key = json_object_get_string(outcome);
+	json_object_object_foreach(dist, k, v) {
+		if (i == CAL_MAX_CLASSES || !is_number(v))
+			return 0;
+		if (strcmp(k, key) == 0) {
+			*y = i;
+			found = 1;
+		}
+		p[i++] = json_object_get_double(v);
+	}
+	*n = i;
+	return found;
+}
+
+static int
+read_score(json_object *dist, json_object *outcome, double *p, size_t *n,
+    size_t *y)
+{
+	size_t	 i, len;
+	int64_t	 level;
+
+	if (!json_object_is_type(dist, json_type_array) ||
+	    !json_object_is_type(outcome, json_type_int) ||
+	    (len = json_object_array_length(dist)) > CAL_MAX_CLASSES)
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (!is_number(json_object_array_get_idx(dist, i)))
+			return 0;
+		p[i] = json_object_get_double(json_object_array_get_idx(dist,
+		    i));
+	}
+	level = json_object_get_int64(outcome);
+	if (level < 0 || (uint64_t)level >= len)
+		return 0;
+	*n = len;
+	*y = (size_t)level;
+	return 1;
+}
+
+static int
+read_noul(json_object *dist, json_object *outcome, double *p, size_t *n,
+    size_t *y)
+{
+	if (!is_number(dist) || !json_object_is_type(outcome,
+	    json_type_boolean))
+		return 0;
+	p[0] = json_object_get_double(dist);
+	p[1] = 1 - p[0];
+	*n = 2;
+	*y = json_object_get_boolean(outcome) ? 0 : 1;
+	return 1;
+}
+
+static const read_fn readers[Q__MAX] = {
+	[Q_CHOICE] = read_choice,
+	[Q_SCORE] = read_score,
+	[Q_NOUL] = read_noul,
+};
+
+static void
+load_free(struct load *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nq; i++) {
+		free(l->q[i].a);
+		free(l->q[i].values);
+		free(l->q[i].s);
+	}
+	free(l->q);
+	for (i = 0; i < l->nbackends; i++)
+		free(l->backends[i]);
+}
+
+static int
+no_memory(struct error *e)
+{
+	return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+}
+
+/* Grows *a (of *cap elements of size each) to hold need. */
+static int
+grow(void **a, size_t *cap, size_t need, size_t size)
+{
+	size_t	 ncap = *cap ? *cap : 64;
+	void	*na;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	if ((na = realloc(*a, ncap * size)) == NULL)
+		return -1;
+	*a = na;
+	*cap = ncap;
+	return 0;
+}
+
+static struct qstat *
+question_of(struct load *l, const char *name)
+{
+	size_t i, j;
+
+	for (i = 0; i < l->nq; i++) {
+		j = (l->hint + i) % l->nq;
+		if (strcmp(l->q[j].name, name) == 0) {
+			l->hint = j + 1;
+			return &l->q[j];
+		}
+	}
+	return NULL;
+}
+
+/* The index of a backend name; past MAX_BACKENDS they share the last. */
+static int
+backend_index(struct load *l, const char *name, unsigned char *index)
+{
+	size_t i;
+
+	for (i = 0; i < l->nbackends; i++)
+		if (strcmp(l->backends[i], name) == 0)
+			break;
+	if (i == l->nbackends && l->nbackends <= MAX_BACKENDS) {
+		l->backends[i] = strdup(i < MAX_BACKENDS ? name : "(other)");
+		if (l->backends[i] == NULL)
+			return -1;
+		l->nbackends++;
+	}
+	*index = (unsigned char)(i < MAX_BACKENDS ? i : MAX_BACKENDS);
+	return 0;
+}
+
+static int
+add_row(const struct calibration_row *row, void *arg, struct error *e)
+{
+	struct load	*l = arg;
+	struct qstat	*q;
+	json_object	*dist, *outcome;
+	struct answered	*a;
+	double		 p[CAL_MAX_CLASSES];
+	size_t		 n = 0, y = 0;
+	int		 usable;
+
+	if ((q = question_of(l, row->question)) == NULL ||
+	    strcmp(row->type, question_type_name(q->type)) != 0)
+		return 0;
+	dist = ju_parse(row->distribution);
+	outcome = ju_parse(row->outcome);
+	usable = dist != NULL && outcome != NULL &&
+	    readers[q->type](dist, outcome, p, &n, &y) &&
+	    answer_normalise(p, n) == 0;
+	json_object_put(dist);
+	json_object_put(outcome);
+	if (!usable)
+		return 0;	/* not what was validated: left out */
+	if (l->samples == MAX_SAMPLES || l->values + n > MAX_VALUES)
+		return error_set(e, ERR_VALIDATION, "since", "more than %d "
+		    "answered questions have outcomes: narrow the report with "
+		    "since or question", MAX_SAMPLES);
+	if (grow((void **)&q->a, &q->cap, q->n + 1, sizeof(*q->a)) == -1 ||
+	    grow((void **)&q->values, &q->vcap, q->nvalues + n,
+	    sizeof(*q->values)) == -1)
+		return no_memory(e);
+	a = &q->a[q->n];
+	if (backend_index(l, row->backend, &a->backend) == -1)
+		return no_memory(e);
+	memcpy(q->values + q->nvalues, p, n * sizeof(*p));
+	a->off = q->nvalues;
+	a->n = n;
+	a->y = y;
+	a->fit = (unsigned char)cal_in_fit_part(row->decision_id);
+	q->nvalues += n;
+	q->n++;
+	l->samples++;
+	l->values += n;
+	return 0;
+}
+
+/* The version's questions (or the one asked for), in order. */
+static int
+load_init(struct load *l, json_object *questions, const char *only,
+    struct error *e)
+{
+	memset(l, 0, sizeof(*l));
+	if ((l->q = calloc(json_object_object_length(questions) + 1,
+	    sizeof(*l->q))) == NULL)
+		return no_memory(e);
+	json_object_object_foreach(questions, name, qobj) {
+		if (only != NULL && strcmp(only, name) != 0)
+			continue;
+		l->q[l->nq].name = name;
+		l->q[l->nq++].type = question_type(qobj);
+	}
+	if (only != NULL && l->nq == 0)
+		return error_set(e, ERR_VALIDATION, "question",
+		    "the version has no question named '%s'", only);
+	return 0;
+}
+
+/* Figures as JSON: null where there is none. */
+static json_object *
+num(double d)
+{
+	return isfinite(d) ? ju_num(d) : NULL;
+}
+
+static void
+add_num(json_object *o, const char *k, double d)
+{
+	json_object_object_add(o, k, num(d));
+}
+
+static void
+add_size(json_object *o, const char *k, size_t n)
+{
+	json_object_object_add(o, k, json_object_new_int64((int64_t)n));
+}
+
+/* count, accuracy, mean_abs_error (scores), brier, log_loss, ece. */
+static void
+add_figures(json_object *o, const struct cal_metrics *m, enum qtype type)
+{
+	add_size(o, "count", m->count);
+	json_object_object_add(o, "small_sample",
+	    json_object_new_boolean(m->count < CAL_SMALL_SAMPLE));
+	add_num(o, "accuracy", m->accuracy);
+	if (type == Q_SCORE)
+		add_num(o, "mean_abs_error", m->mean_abs_error);
+	add_num(o, "brier", m->brier);
+	add_num(o, "log_loss", m->log_loss);
+	add_num(o, "ece", m->ece);
+}
+
+static json_object *
+bins_json(const struct cal_metrics *m)
+{
+	json_object	*a = json_object_new_array(), *b;
+	size_t		 i;
+
+	for (i = 0; i < CAL_BINS; i++) {
+		b = json_object_new_object();
+		add_num(b, "low", m->bins[i].low);
+		add_num(b, "high", m->bins[i].high);
+		add_size(b, "count", m->bins[i].count);
+		add_num(b, "confidence", m->bins[i].confidence);
+		add_num(b, "accuracy", m->bins[i].accuracy);
+		json_object_array_add(a, b);
+	}
+	return a;
+}
+
+/* A temperature fit: on fit[0..nfit-1], reported on hold[0..nhold-1]. */
+struct fit {
+	double	 current, fitted, before, after;
+	size_t	 nfit, nhold;
+};
+
+static void
+fit_run(struct fit *f, const struct cal_sample *fit, size_t nfit,
+    const struct cal_sample *hold, size_t nhold, double current)
+{
+	f->current = current;
+	f->nfit = nfit;
+	f->nhold = nhold;
+	f->fitted = cal_fit_temperature(fit, nfit, current);
+	if (isfinite(f->fitted))
+		f->fitted = round(f->fitted * T_DIGITS) / T_DIGITS;
+	f->before = cal_log_loss(hold, nhold, current);
+	f->after = isfinite(f->fitted) ? cal_log_loss(hold, nhold, f->fitted) :
+	    NAN;
+}
+
+static json_object *
+fit_json(const struct fit *f)
+{
+	json_object *o = json_object_new_object();
+
+	add_num(o, "current", f->current);
+	add_num(o, "fitted", f->fitted);
+	add_num(o, "log_loss_before", f->before);
+	add_num(o, "log_loss_after", f->after);
+	add_size(o, "fit_count", f->nfit);
+	add_size(o, "holdout_count", f->nhold);
+	return o;
+}
+
+/* The parts of the split: samples of q into fit and hold (each of q->n
+ * room), appended after *nfit and *nhold. */
+static void
+split(const struct qstat *q, struct cal_sample *fit, size_t *nfit,
+    struct cal_sample *hold, size_t *nhold)
+{
+	size_t i;
+
+	for (i = 0; i < q->n; i++) {
+		if (q->a[i].fit)
+			fit[(*nfit)++] = q->s[i];
+		else
+			hold[(*nhold)++] = q->s[i];
+	}
+}
+
+/* The per-backend breakdown of q, over all its samples. */
+static int
+backends_json(const struct load *l, const struct qstat *q,
+    const struct schema_version *v, json_object *out, struct error *e)
+{
+	struct cal_sample	*sub;
+	struct cal_metrics	 m;
+	json_object		*o;
+	size_t			 b, i, n;
+
+	if (q->n == 0)
+		return 0;
+	if ((sub = malloc(q->n * sizeof(*sub))) == NULL)
+		return no_memory(e);
+	for (b = 0; b < l->nbackends; b++) {
+		for (n = 0, i = 0; i < q->n; i++)
+			if (q->a[i].backend == b)
+				sub[n++] = q->s[i];
+		if (n == 0)
+			continue;
+		cal_metrics(sub, n, v->temperature, v->abstain_threshold, &m);
+		o = json_object_new_object();
+		add_figures(o, &m, q->type);
+		json_object_object_add(out, l->backends[b], o);
+	}
+	free(sub);
+	return 0;
+}
+
+struct request {
+	const char	*slug;
+	int64_t		 version;	/* 0: the latest */
+	const char	*question;	/* NULL: every one */
+	int64_t		 since_ms;
+	double		 target;	/* NAN: none asked for */
+	int		 apply;
+};
+
+/* The figures of q; its parts of the split are appended to the pooled
+ * ones, fit[*nfit..] and hold[*nhold..]. */
+static json_object *
+question_json(const struct load *l, const struct qstat *q,
+    const struct schema_version *v, const struct request *rq,
+    struct cal_sample *fit, size_t *nfit, struct cal_sample *hold,
+    size_t *nhold, struct error *e)
+{
+	struct cal_metrics	 m;
+	struct fit		 f;
+	json_object		*o, *t, *backends;
+	double			 threshold, share;
+	size_t			 fit0 = *nfit, hold0 = *nhold;
+	int			 rc = 0;
+
+	cal_metrics(q->s, q->n, v->temperature, v->abstain_threshold, &m);
+	split(q, fit, nfit, hold, nhold);
+	fit = fit + fit0;
+	hold = hold + hold0;
+	fit_run(&f, fit, *nfit - fit0, hold, *nhold - hold0, v->temperature);
+	o = json_object_new_object();
+	ju_add_str(o, "type", question_type_name(q->type));
+	add_figures(o, &m, q->type);
+	json_object_object_add(o, "bins", bins_json(&m));
+	add_num(o, "abstain_rate", m.abstain_rate);
+	add_num(o, "accuracy_answered", m.accuracy_answered);
+	json_object_object_add(o, "temperature", fit_json(&f));
+	t = NULL;
+	if (isfinite(rq->target)) {
+		t = json_object_new_object();
+		add_num(t, "target_accuracy", rq->target);
+		rc = cal_threshold(hold, *nhold - hold0, v->temperature,
+		    rq->target,
+		    &threshold, &share);
+		add_num(t, "threshold", rc == 1 ? threshold : NAN);
+		add_num(t, "abstain_share", rc == 1 ? share : NAN);
+	}
+	json_object_object_add(o, "threshold", t);
+	backends = json_object_new_object();
+	json_object_object_add(o, "backends", backends);
+	if (rc == -1 || backends_json(l, q, v, backends, e) == -1) {
+		json_object_put(o);
+		if (rc == -1)
+			no_memory(e);
+		return NULL;
+	}
+	return o;
+}
+
+/* The report of design.md section 14 over what l holds; *pooled is the
+ * fit over every reported question, the one apply publishes. */
+static json_object *
+report(struct load *l, const struct schema_version *v,
+    const struct request *rq, struct fit *pooled, struct error *e)
+{
+	struct cal_sample	*fit, *hold;
+	json_object		*out, *questions, *o;
+	size_t			 i, j, nfit = 0, nhold = 0;
+
+	for (i = 0; i < l->nq; i++) {	/* the values no longer move */
+		struct qstat *q = &l->q[i];
+
+		if ((q->s = malloc((q->n + 1) * sizeof(*q->s))) == NULL) {
+			no_memory(e);
+			return NULL;
+		}
+		for (j = 0; j < q->n; j++) {
+			q->s[j].p = q->values + q->a[j].off;
+			q->s[j].n = q->a[j].n;
+			q->s[j].y = q->a[j].y;
+		}
+	}
+	fit = malloc((l->samples + 1) * sizeof(*fit));
+	hold = malloc((l->samples + 1) * sizeof(*hold));
+	if (fit == NULL || hold == NULL) {
+		free(fit);
+		free(hold);
+		no_memory(e);
+		return NULL;
+	}
+	questions = json_object_new_object();
+	for (i = 0; i < l->nq; i++) {
+		if ((o = question_json(l, &l->q[i], v, rq, fit, &nfit, hold,
+		    &nhold, e)) == NULL) {
+			json_object_put(questions);
+			free(fit);
+			free(hold);
+			return NULL;
+		}
+		json_object_object_add(questions, l->q[i].name, o);
+	}
+	fit_run(pooled, fit, nfit, hold, nhold, v->temperature);
+	free(fit);
+	free(hold);
+	out = json_object_new_object();
+	ju_add_str(out, "schema", v->slug);
+	json_object_object_add(out, "version",
+	    json_object_new_int64(v->version));
+	add_num(out, "abstain_threshold", v->abstain_threshold);
+	json_object_object_add(out, "temperature", fit_json(pooled));
+	json_object_object_add(out, "questions", questions);
+	return out;
+}
+
+/* Publishes v again with temperature T (OP_SCHEMA_PUBLISH: its
+ * validation, transaction and audit row): the new version's number. */
+static int
+publish(struct op_ctx *c, const struct schema_version *v, double T,
+    int64_t *version, struct error *e)
+{
+	struct backend	 b;
+	json_object	*in, *out = NULL, *n;
+	int		 rc;
+
+	if ((rc = store_backend_by_id(c->st, v->backend_id, &b, e)) != 1)
+		return rc == -1 ? -1 : error_set(e, ERR_INTERNAL, NULL,
+		    "the version's backend is gone");
+	in = json_object_new_object();
+	ju_add_str(in, "id", v->slug);
+	json_object_object_add(in, "questions",
+	    json_object_get(v->questions));
+	ju_add_str(in, "backend", b.name);
+	add_num(in, "temperature", T);
+	add_num(in, "abstain_threshold", v->abstain_threshold);
+	rc = ops_run(OP_SCHEMA_PUBLISH, c, in, &out, e);
+	if (rc == 0 && json_object_object_get_ex(out, "version", &n))
+		*version = json_object_get_int64(n);
+	json_object_put(in);
+	json_object_put(out);
+	return rc;
+}
+
+static int
+parse_request(json_object *in, struct request *rq, struct error *e)
+{
+	const char	*since = NULL, *format = NULL;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->target = NAN;
+	if (ju_req_str(in, "id", SLUG_MAX_LEN, &rq->slug, e) == -1 ||
+	    ju_opt_int(in, "version", 1, INT64_MAX, &rq->version, NULL,
+	    e) == -1 ||
+	    ju_opt_str(in, "question", QUESTION_MAX_LEN, &rq->question,
+	    e) == -1 ||
+	    ju_opt_str(in, "since", 64, &since, e) == -1 ||
+	    ju_opt_str(in, "format", 16, &format, e) == -1 ||
+	    ju_opt_num(in, "target_accuracy", 0, 1, &rq->target, e) == -1 ||
+	    ju_opt_bool(in, "apply", &rq->apply, e) == -1)
+		return -1;
+	/* The format is the caller's to apply; refused here, before any
+	 * work or change, when it names none. */
+	if (format != NULL && calibration_format(format) == CAL_FORMAT__MAX)
+		return error_set(e, ERR_VALIDATION, "format",
+		    "must be text, json or html");
+	rq->since_ms = INT64_MIN;
+	if (since != NULL && clock_parse_rfc3339(since, &rq->since_ms) == -1)
+		return error_set(e, ERR_VALIDATION, "since", "must be a date "
+		    "YYYY-MM-DD or an RFC 3339 time");
+	return 0;
+}
+
+int
+ops_calibration(struct op_ctx *c, json_object *in, json_object **out,
+    struct error *e)
+{
+	struct schema_version	 v;
+	struct request		 rq;
+	struct load		 l;
+	struct fit		 pooled;
+	json_object		*o = NULL, *p;
+	int64_t			 version;
+	int			 rc;
+
+	if (parse_request(in, &rq, e) == -1)
+		return -1;
+	if ((rc = store_schema_get(c->st, rq.slug, rq.version, &v, e)) != 1) {
+		if (rc == -1)
+			return -1;
+		return rq.version ? error_set(e, ERR_NOT_FOUND, NULL,
+		    "no version %lld of a schema named '%s'",
+		    (long long)rq.version, rq.slug) : error_set(e,
+		    ERR_NOT_FOUND, NULL, "no schema named '%s'", rq.slug);
+	}
+	rc = -1;
+	if (load_init(&l, v.questions, rq.question, e) == 0 &&
+	    store_calibration_each(c->st, v.schema_id, v.version, rq.question,
+	    rq.since_ms, add_row, &l, e) == 0 &&
+	    (o = report(&l, &v, &rq, &pooled, e)) != NULL)
+		rc = 0;
+	if (rc == 0 && rq.apply && !isfinite(pooled.fitted))
+		rc = error_set(e, ERR_VALIDATION, "apply", "no answer with an "
+		    "outcome falls in the fit part: there is nothing to fit");
+	if (rc == 0 && rq.apply &&
+	    (rc = publish(c, &v, pooled.fitted, &version, e)) == 0) {
+		p = json_object_new_object();
+		ju_add_str(p, "id", v.slug);
+		json_object_object_add(p, "version",
+		    json_object_new_int64(version));
+		add_num(p, "temperature", pooled.fitted);
+		json_object_object_add(o, "published", p);
+	}
+	if (rc == 0)
+		*out = o;
+	else
+		json_object_put(o);
+	load_free(&l);
+	schema_version_clear(&v);
+	return rc;
+}

@@ -1,0 +1,15 @@
+/* utf8.h: strict UTF-8 (RFC 3629: shortest forms, no surrogates, nothing
+ * above U+10FFFF), to check what comes in and to repair text that a
+ * bounded format cut in the middle of a character.  Pure. */
+#ifndef EVALGATE_UTF8_H
+#define EVALGATE_UTF8_H
+
+#include <stddef.h>
+
+/* 1 if s[0..len) is UTF-8, else 0. */
+int	 utf8_valid(const char *s, size_t len);
+/* Replaces in the NUL-terminated s every byte that is not part of a
+ * well-formed sequence with '?', so that s becomes UTF-8. */
+void	 utf8_scrub(char *s);
+
+#endif
