@@ -1,7 +1,8 @@
--- schema.sql: every table of the evalgate database (version 1).
+-- schema.sql: every table of the evalgate database (version 2).
 --
 -- evalgate-admin init applies this to a new database and sets
--- PRAGMA user_version; later versions add migrations in store.c.
+-- PRAGMA user_version; store.c holds the steps that bring an older
+-- database forward to this one.
 -- Times are integers: seconds since the epoch (UTC) unless named *_ms.
 -- The cache file (rate windows, key memo, cool-downs) is created by
 -- store.c, not here: it may be deleted at any time.
@@ -109,6 +110,7 @@ CREATE TABLE decisions (
 	latency_backend_ms INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX decisions_app_time ON decisions(app_id, created_at_ms, id);
+CREATE INDEX decisions_schema ON decisions(schema_id, schema_version);
 
 CREATE TABLE decision_answers (
 	decision_id	TEXT NOT NULL REFERENCES decisions(id),

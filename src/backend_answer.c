@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "backend_http.h"
+#include "json_util.h"
 #include "question.h"
 
 #define PARSE_DEPTH	32		/* JSON nesting accepted */
@@ -291,6 +292,7 @@ backend_parse_systemone(const char *body, size_t len,
     size_t whylen)
 {
 	json_object	*root, *answers, *a, *type;
+	const char	*lossy;
 	enum qtype	 t;
 	size_t		 i = 0, n;
 	int		 rc = -1;
@@ -341,6 +343,12 @@ backend_parse_systemone(const char *body, size_t len,
 		}
 		if (fills[t](a, q, out->dist[i++], n, name, why, whylen) == -1)
 			goto done;
+	}
+	/* Last, so that a bad number gets the reason above: what json-c
+	 * took but changed (a key cut at a NUL, a saturated integer). */
+	if ((lossy = ju_lossy(body, len, NULL, 0)) != NULL) {
+		say(why, whylen, "%s", lossy);
+		goto done;
 	}
 	read_usage(root, out);
 	rc = 0;

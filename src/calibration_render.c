@@ -544,7 +544,7 @@ static const char html_style[] =
 	"table.list td,table.list th{border-bottom:1px solid #ddd}"
 	"table.figures th{font-weight:normal;color:#555}"
 	".charts{display:flex;flex-wrap:wrap;gap:16px}"
-	"figure{margin:0}figcaption{font-size:13px;color:#555}"
+	"figure{margin:0;width:360px}figcaption{font-size:13px;color:#555}"
 	".warn{color:#a33;font-weight:bold}"
 	".grid{stroke:#e4e4e4}.tick{font-size:11px;fill:#555}"
 	".axis{font-size:12px;fill:#333}"

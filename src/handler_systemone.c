@@ -75,10 +75,13 @@ ref(json_object *obj, const char *field, const char **id, int64_t *version,
 
 	snprintf(path, sizeof(path), "%s.id", field);
 	*id = ju_str(obj, "id");
-	if (*id == NULL || **id == '\0' || strlen(*id) >= SLUG_MAX)
+	/* A NUL would cut the name short: "demo\u0000x" is not "demo". */
+	if (*id == NULL || **id == '\0' || strlen(*id) >= SLUG_MAX ||
+	    strlen(*id) != (size_t)json_object_get_string_len(
+	    json_object_object_get(obj, "id")))
 		return error_set(e, ERR_VALIDATION, path,
-		    "must be a non-empty string of at most %d bytes",
-		    SLUG_MAX - 1);
+		    "must be a non-empty string of at most %d bytes, without"
+		    " NUL", SLUG_MAX - 1);
 	*version = 0;
 	snprintf(path, sizeof(path), "%s.version", field);
 	if (json_object_object_get_ex(obj, "version", NULL) &&
@@ -225,6 +228,11 @@ parse(struct req *r, struct eval *ev, struct error *e)
 			return error_set(e, ERR_VALIDATION, "model",
 			    "must be a string");
 		ev->model = json_object_get_string(model);
+		/* Echoed and stored as a C string: a NUL would cut it. */
+		if (strlen(ev->model) !=
+		    (size_t)json_object_get_string_len(model))
+			return error_set(e, ERR_VALIDATION, "model",
+			    "must not contain NUL");
 	}
 	if (opt_object(ev->body, "x_template", &xt, e) == -1 ||
 	    opt_object(ev->body, "x_schema", &xs, e) == -1)

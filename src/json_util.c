@@ -34,9 +34,146 @@ ju_parse(const char *text)
 	return obj;
 }
 
+/* The largest integers json-c keeps exactly, as digits: beyond them it
+ * saturates silently. */
+#define INT_POS_MAX	"18446744073709551615"	/* UINT64_MAX */
+#define INT_NEG_MAX	"9223372036854775808"	/* -INT64_MIN */
+
+/* 1 if the number token t (n bytes, JSON grammar) is one json-c keeps:
+ * a finite double, or an integer from INT64_MIN to UINT64_MAX. */
+static int
+faithful_number(const char *t, size_t n)
+{
+	char		 buf[64], *copy = buf;
+	const char	*max;
+	size_t		 digits;
+	int		 ok;
+
+	if (memchr(t, '.', n) == NULL && memchr(t, 'e', n) == NULL &&
+	    memchr(t, 'E', n) == NULL) {		/* an integer */
+		max = *t == '-' ? INT_NEG_MAX : INT_POS_MAX;
+		digits = n - (*t == '-');
+		return digits < strlen(max) || (digits == strlen(max) &&
+		    strncmp(t + (*t == '-'), max, digits) <= 0);
+	}
+	if (n >= sizeof(buf) && (copy = malloc(n + 1)) == NULL)
+		return 1;	/* json-c's own answer stands */
+	memcpy(copy, t, n);
+	copy[n] = '\0';
+	ok = isfinite(strtod(copy, NULL));
+	if (copy != buf)
+		free(copy);
+	return ok;
+}
+
+/* Where ju_lossy() is in the text: one frame per open object or array,
+ * with the current key (raw, escapes as written) or index. */
+struct frame {
+	int		 array;
+	const char	*key;
+	size_t		 keylen;
+	size_t		 index;
+};
+
+/* The path of the value the frames point at, as a field is named
+ * ("answers.level", "state.list[2]"), into buf; cut short if need be. */
+static void
+frames_path(const struct frame *f, size_t n, char *buf, size_t size)
+{
+	size_t	 i, o = 0;
+	int	 w;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && o + 1 < size; i++) {
+		if (f[i].array)
+			w = snprintf(buf + o, size - o, "[%zu]", f[i].index);
+		else
+			w = snprintf(buf + o, size - o, "%s%.*s", o ? "." : "",
+			    (int)f[i].keylen, f[i].key ? f[i].key : "");
+		if (w < 0)
+			break;
+		o += (size_t)w;
+	}
+}
+
+const char *
+ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
+{
+	struct frame	 f[JU_MAX_DEPTH + 1];
+	const char	*why = NULL;
+	size_t		 i = 0, j, k, n = 0;
+	int		 nul;
+
+	while (i < len && why == NULL) {
+		switch (text[i]) {
+		case '{':
+		case '[':
+			if (n < JU_MAX_DEPTH + 1) {
+				memset(&f[n], 0, sizeof(f[n]));
+				f[n++].array = text[i] == '[';
+			}
+			i++;
+			continue;
+		case '}':
+		case ']':
+			n -= n > 0;
+			i++;
+			continue;
+		case ',':
+			if (n > 0 && f[n - 1].array)
+				f[n - 1].index++;
+			i++;
+			continue;
+		case '"':
+			nul = 0;
+			for (j = i + 1; j < len && text[j] != '"'; j++)
+				if (text[j] == '\\') {
+					nul |= len - j > 5 && memcmp(text + j,
+					    "\\u0000", 6) == 0;
+					j++;
+				}
+			for (k = j + 1; k < len && text[k] != '\0' &&
+			    strchr(" \t\r\n", text[k]) != NULL; k++)
+				continue;
+			if (k < len && text[k] == ':' && n > 0 &&
+			    !f[n - 1].array) {
+				f[n - 1].key = text + i + 1;
+				f[n - 1].keylen = j - i - 1;
+				if (nul)
+					why = "an object key contains \\u0000"
+					    " (NUL)";
+			}
+			i = j + 1;
+			continue;
+		case 'N':
+		case 'I':
+			why = "NaN and Infinity are not JSON numbers";
+			continue;
+		}
+		if (text[i] != '-' && (text[i] < '0' || text[i] > '9')) {
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < len && text[j] != '\0' &&
+		    strchr("0123456789.eE+-", text[j]) != NULL; j++)
+			continue;
+		if (j < len && (text[j] == 'I' || text[j] == 'N'))
+			why = "NaN and Infinity are not JSON numbers";
+		else if (!faithful_number(text + i, j - i))
+			why = "a number is out of range (not finite, or an"
+			    " integer beyond 64 bits)";
+		i = j;
+	}
+	if (why != NULL && path != NULL && pathsize > 0)
+		frames_path(f, n, path, pathsize);
+	return why;
+}
+
 json_object *
 ju_parse_body(const char *body, size_t len, struct error *e)
 {
+	const char		*lossy;
+	char			 path[256];
 	json_tokener		*tok;
 	json_object		*obj;
 	enum json_tokener_error	 jerr;
@@ -82,6 +219,12 @@ ju_parse_body(const char *body, size_t len, struct error *e)
 		json_object_put(obj);
 		obj = NULL;
 		error_set(e, ERR_VALIDATION, "body", "must be a JSON object");
+	} else if ((lossy = ju_lossy(body, len, path, sizeof(path))) !=
+	    NULL) {
+		json_object_put(obj);
+		obj = NULL;
+		error_set(e, ERR_VALIDATION, path[0] ? path : "body", "%s",
+		    lossy);
 	}
 	json_tokener_free(tok);
 	return obj;
@@ -113,6 +256,9 @@ ju_opt_str(json_object *obj, const char *key, size_t maxlen,
 	if (len == 0 || len > maxlen)
 		return error_set(e, ERR_VALIDATION, key,
 		    "must be 1 to %zu characters", maxlen);
+	if (strlen(json_object_get_string(v)) != len)
+		return error_set(e, ERR_VALIDATION, key,
+		    "must not contain NUL");
 	*out = json_object_get_string(v);
 	return 0;
 }

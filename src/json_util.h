@@ -18,12 +18,24 @@ json_object	*ju_parse(const char *text);
 /* Parses a request body of len bytes (body[len] need not be a NUL) as
  * the API accepts it: valid UTF-8 without NUL bytes, strict JSON nested
  * at most JU_MAX_DEPTH deep, one object and nothing after it but
- * whitespace.  A new object the caller puts, or NULL with e set
+ * whitespace, and nothing ju_lossy() finds.  A new object the caller
+ * puts, or NULL with e set
  * (ERR_VALIDATION on field "body"; ERR_UNAVAILABLE out of memory). */
 json_object	*ju_parse_body(const char *body, size_t len, struct error *e);
+/* What in len bytes of JSON text json-c accepted but would not keep as
+ * sent, as a reason (a static string), or NULL for nothing: an object
+ * key with \u0000 (json-c cuts keys at the NUL, so that "a\u0000b" would
+ * become "a"), NaN or Infinity (not JSON, and written back as such), a
+ * number that is not finite as a double (1e999) or an integer beyond
+ * INT64_MIN..UINT64_MAX (saturated).  With path (may be NULL), the
+ * place it is at, as a field is named ("answers.level"; keys as written,
+ * escapes included; "" at the top).  ju_parse_body() refuses these. */
+const char	*ju_lossy(const char *text, size_t len, char *path,
+		    size_t pathsize);
 /* The member key of obj if it is a string, else NULL (borrowed). */
 const char	*ju_str(json_object *obj, const char *key);
-/* Requires member key to be a string of 1..maxlen bytes: 0 or -1. */
+/* Requires member key to be a string of 1..maxlen bytes, without NUL:
+ * 0 or -1. */
 int		 ju_req_str(json_object *obj, const char *key, size_t maxlen,
 		    const char **out, struct error *e);
 /* Optional members: absent (and, where null_ok, null) leaves *out as is

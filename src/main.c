@@ -59,10 +59,15 @@ main(void)
 		log_warn("cannot initialise libsodium or libcurl");
 		return 1;
 	}
-	if (auth_init(settings.pepper_file, &e) == -1 ||
-	    (store = store_open(&settings, &e)) == NULL) {
+	if (auth_init(settings.pepper_file, &e) == -1) {
 		log_warn("%s", e.message);
 		error_clear(&e);
+		return 1;
+	}
+	/* A database that cannot be opened yet is answered with 503s, and
+	 * tried again between requests: not a reason to exit. */
+	if ((store = store_open_lazy(&settings)) == NULL) {
+		log_warn("out of memory");
 		return 1;
 	}
 
@@ -78,6 +83,7 @@ main(void)
 		return 1;
 	}
 	while (!stopping && FCGX_Accept_r(&fcgi) >= 0) {
+		store_maintain(store);
 		req_init(&r, &fcgi, &settings, store);
 		router_dispatch(&r);
 		req_free(&r);

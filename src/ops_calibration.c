@@ -163,22 +163,21 @@ no_memory(struct error *e)
 	return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 }
 
-/* Grows *a (of *cap elements of size each) to hold need. */
-static int
-grow(void **a, size_t *cap, size_t need, size_t size)
+/* a, of *cap elements of size bytes, grown to hold need (need > 0):
+ * the array, *cap updated, or NULL with a left as it was. */
+static void *
+grow(void *a, size_t *cap, size_t need, size_t size)
 {
 	size_t	 ncap = *cap ? *cap : 64;
 	void	*na;
 
 	if (need <= *cap)
-		return 0;
+		return a;
 	while (ncap < need)
 		ncap *= 2;
-	if ((na = realloc(*a, ncap * size)) == NULL)
-		return -1;
-	*a = na;
-	*cap = ncap;
-	return 0;
+	if ((na = realloc(a, ncap * size)) != NULL)
+		*cap = ncap;
+	return na;
 }
 
 static struct qstat *
@@ -222,7 +221,7 @@ add_row(const struct calibration_row *row, void *arg, struct error *e)
 	struct qstat	*q;
 	json_object	*dist, *outcome;
 	struct answered	*a;
-	double		 p[CAL_MAX_CLASSES];
+	double		*v, p[CAL_MAX_CLASSES];
 	size_t		 n = 0, y = 0;
 	int		 usable;
 
@@ -242,10 +241,13 @@ add_row(const struct calibration_row *row, void *arg, struct error *e)
 		return error_set(e, ERR_VALIDATION, "since", "more than %d "
 		    "answered questions have outcomes: narrow the report with "
 		    "since or question", MAX_SAMPLES);
-	if (grow((void **)&q->a, &q->cap, q->n + 1, sizeof(*q->a)) == -1 ||
-	    grow((void **)&q->values, &q->vcap, q->nvalues + n,
-	    sizeof(*q->values)) == -1)
+	if ((a = grow(q->a, &q->cap, q->n + 1, sizeof(*a))) == NULL)
 		return no_memory(e);
+	q->a = a;
+	if ((v = grow(q->values, &q->vcap, q->nvalues + n, sizeof(*v))) ==
+	    NULL)
+		return no_memory(e);
+	q->values = v;
 	a = &q->a[q->n];
 	if (backend_index(l, row->backend, &a->backend) == -1)
 		return no_memory(e);
@@ -271,7 +273,8 @@ load_init(struct load *l, json_object *questions, const char *only,
 	    sizeof(*l->q))) == NULL)
 		return no_memory(e);
 	json_object_object_foreach(questions, name, qobj) {
-		if (only != NULL && strcmp(only, name) != 0)
+		if ((only != NULL && strcmp(only, name) != 0) ||
+		    question_type(qobj) == Q__MAX)	/* never published */
 			continue;
 		l->q[l->nq].name = name;
 		l->q[l->nq++].type = question_type(qobj);
@@ -547,6 +550,9 @@ publish(struct op_ctx *c, const struct schema_version *v, double T,
 	ju_add_str(in, "backend", b.name);
 	add_num(in, "temperature", T);
 	add_num(in, "abstain_threshold", v->abstain_threshold);
+	/* Ignored by the publication, kept by its audit row. */
+	json_object_object_add(in, "calibrated_from",
+	    json_object_new_int64(v->version));
 	rc = ops_run(OP_SCHEMA_PUBLISH, c, in, &out, e);
 	if (rc == 0 && json_object_object_get_ex(out, "version", &n))
 		*version = json_object_get_int64(n);
@@ -593,7 +599,7 @@ ops_calibration(struct op_ctx *c, json_object *in, json_object **out,
 	struct load		 l;
 	struct fit		 pooled;
 	json_object		*o = NULL, *p;
-	int64_t			 version;
+	int64_t			 version = 0;
 	int			 rc;
 
 	if (parse_request(in, &rq, e) == -1)

@@ -115,13 +115,21 @@ is_text(json_object *o)
 	}
 }
 
+/* The type a JSON string names; Q__MAX for anything else, including a
+ * name followed by a NUL ("choice\u0000x" is not "choice"). */
 static enum qtype
-type_lookup(const char *name)
+type_lookup(json_object *name)
 {
-	int	 t;
+	const char	*s;
+	int		 t;
 
+	if (!json_object_is_type(name, json_type_string))
+		return Q__MAX;
+	s = json_object_get_string(name);
+	if (strlen(s) != (size_t)json_object_get_string_len(name))
+		return Q__MAX;
 	for (t = 0; t < Q__MAX; t++)
-		if (strcmp(types[t].name, name) == 0)
+		if (strcmp(types[t].name, s) == 0)
 			return (enum qtype)t;
 	return Q__MAX;
 }
@@ -392,10 +400,9 @@ question_type(json_object *question)
 {
 	json_object	*t;
 
-	if (!json_object_object_get_ex(question, "type", &t) ||
-	    !json_object_is_type(t, json_type_string))
+	if (!json_object_object_get_ex(question, "type", &t))
 		return Q__MAX;
-	return type_lookup(json_object_get_string(t));
+	return type_lookup(t);
 }
 
 const char *
@@ -415,8 +422,7 @@ validate_one(const char *name, json_object *q, struct error *e)
 	if (!json_object_object_get_ex(q, "type", &t) ||
 	    json_object_is_type(t, json_type_null))
 		return refuse(e, "is required", "questions.%s.type", name);
-	if (!json_object_is_type(t, json_type_string) ||
-	    (type = type_lookup(json_object_get_string(t))) == Q__MAX)
+	if ((type = type_lookup(t)) == Q__MAX)
 		return refuse(e, "must be one of choice, score, noul",
 		    "questions.%s.type", name);
 	if (json_object_object_get_ex(q, "instructions", &instr) &&

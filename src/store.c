@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -14,9 +15,14 @@
 
 extern const char schema_sql[];		/* schema.sql, compiled in */
 
-/* migrations[i] takes a database from user_version i to i + 1. */
+/* migrations[i] takes a database from user_version i to i + 1.  A new
+ * database runs them all; schema.sql always holds the whole current
+ * schema, so later steps are written to be no-ops after it. */
 static const char *const migrations[] = {
 	schema_sql,
+	/* 2: calibration reads one schema version's decisions. */
+	"CREATE INDEX IF NOT EXISTS decisions_schema"
+	" ON decisions(schema_id, schema_version);",
 };
 #define SCHEMA_VERSION (int)(sizeof(migrations) / sizeof(migrations[0]))
 
@@ -34,13 +40,17 @@ static const char cache_sql[] =
 	"CREATE TABLE IF NOT EXISTS cache.cooldowns ("
 	" url TEXT PRIMARY KEY, until_ms INTEGER NOT NULL) WITHOUT ROWID;";
 
+/* Set while store_maintain() tries again what failed and was logged. */
+static int quiet;
+
 static int
 fail_db(sqlite3 *db, struct error *e, const char *what)
 {
 	int		 rc = db ? sqlite3_extended_errcode(db) : SQLITE_CANTOPEN;
 	const char	*msg = db ? sqlite3_errmsg(db) : "cannot open";
 
-	log_warn("database: %s: %s (%d)", what, msg, rc);
+	if (!quiet)
+		log_warn("database: %s: %s (%d)", what, msg, rc);
 	switch (rc & 0xff) {
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:
@@ -62,6 +72,16 @@ fail_db(sqlite3 *db, struct error *e, const char *what)
 int
 store_fail(struct store *st, struct error *e, const char *what)
 {
+	/* A connection that cannot write or read its files any more (the
+	 * file system turned read-only, the file was replaced) is opened
+	 * anew before the next request: store_maintain(). */
+	switch (sqlite3_extended_errcode(st->db) & 0xff) {
+	case SQLITE_READONLY:
+	case SQLITE_CANTOPEN:
+	case SQLITE_IOERR:
+		st->stale = 1;
+		break;
+	}
 	return fail_db(st->db, e, what);
 }
 
@@ -79,10 +99,12 @@ pragmas(sqlite3 *db, const struct settings *s, struct error *e)
 	char sql[256];
 
 	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
+	/* journal_size_limit: a WAL that grew while a long reader held an
+	 * old snapshot is cut back once a checkpoint has emptied it. */
 	snprintf(sql, sizeof(sql),
 	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
-	    " PRAGMA foreign_keys=ON;",
-	    s->db_sync == DB_SYNC_FULL ? "FULL" : "NORMAL");
+	    " PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=%d;",
+	    s->db_sync == DB_SYNC_FULL ? "FULL" : "NORMAL", STORE_WAL_LIMIT);
 	return exec(db, sql, e, "pragmas");
 }
 
@@ -93,6 +115,7 @@ attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 {
 	sqlite3		*created;
 	sqlite3_stmt	*stmt;
+	char		 sql[160];
 	int		 rc;
 
 	/* ATTACH opens with the main connection's flags, which lack
@@ -112,8 +135,10 @@ attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE)
 		return fail_db(db, e, "attach cache");
-	if (exec(db, "PRAGMA cache.journal_mode=WAL;"
-	    " PRAGMA cache.synchronous=OFF;", e, "cache pragmas") == -1)
+	snprintf(sql, sizeof(sql), "PRAGMA cache.journal_mode=WAL;"
+	    " PRAGMA cache.synchronous=OFF; PRAGMA cache.journal_size_limit=%d;",
+	    STORE_WAL_LIMIT);
+	if (exec(db, sql, e, "cache pragmas") == -1)
 		return -1;
 	return exec(db, cache_sql, e, "cache tables");
 }
@@ -127,7 +152,8 @@ open_db(const char *path, int flags, struct error *e)
 	    SQLITE_OK) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "cannot open %s: %s",
 		    path, db ? sqlite3_errmsg(db) : "out of memory");
-		log_warn("database: %s", e->message);
+		if (!quiet)
+			log_warn("database: %s", e->message);
 		sqlite3_close(db);
 		return NULL;
 	}
@@ -206,44 +232,132 @@ busy(void *arg, int count)
 	return 1;
 }
 
-struct store *
-store_open(const struct settings *s, struct error *e)
+/* Closes the connection and forgets its statements. */
+static void
+disconnect(struct store *st)
 {
-	struct store	*st;
-	int		 v;
+	size_t i;
 
-	if ((st = calloc(1, sizeof(*st))) == NULL) {
-		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
-		return NULL;
+	for (i = 0; i < STORE_STMTS; i++) {
+		sqlite3_finalize(st->stmts[i].stmt);
+		st->stmts[i].stmt = NULL;
+		st->stmts[i].sql = NULL;
 	}
+	sqlite3_close(st->db);
+	st->db = NULL;
+	st->in_tx = st->sync_lowered = st->stale = 0;
+}
+
+/* Opens st's connection: 0, or -1 with e set and st unconnected. */
+static int
+connect_db(struct store *st, struct error *e)
+{
+	const struct settings	*s = st->settings;
+	struct statvfs		 fs;
+	int			 v;
+
 	if ((st->db = open_db(s->db_path, SQLITE_OPEN_READWRITE, e)) == NULL)
 		goto fail;
 	if (pragmas(st->db, s, e) == -1 || attach_cache(st->db, s, e) == -1)
 		goto fail;
 	sqlite3_busy_handler(st->db, busy, st);
-	st->sync_full = s->db_sync == DB_SYNC_FULL;
 	if ((v = user_version(st->db)) != SCHEMA_VERSION) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "%s: schema version %d, "
 		    "want %d: run evalgate-admin init", s->db_path, v,
 		    SCHEMA_VERSION);
 		goto fail;
 	}
-	return st;
+	/* SQLite opens a file it may not write read-only, silently: say
+	 * it once, as every write will be refused. */
+	v = sqlite3_db_readonly(st->db, "main") == 1;
+	if (v && !st->said_ro)
+		log_warn("database: %s is read-only: every write will be "
+		    "refused (503) until it is writable", s->db_path);
+	st->said_ro = v;
+	return 0;
 fail:
-	store_close(st);
-	return NULL;
+	/* A read-only file system is the likeliest cause of a failure to
+	 * open: name it, for the log and the 503. */
+	st->ro_fs = statvfs(s->db_path, &fs) == 0 && (fs.f_flag & ST_RDONLY);
+	if (st->ro_fs) {
+		v = (int)strlen(e->message);
+		snprintf(e->message + v, sizeof(e->message) - (size_t)v,
+		    " (its file system is read-only)");
+	}
+	if (st->db != NULL)
+		disconnect(st);
+	return -1;
+}
+
+struct store *
+store_open(const struct settings *s, struct error *e)
+{
+	struct store	*st;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+		return NULL;
+	}
+	st->settings = s;
+	st->sync_full = s->db_sync == DB_SYNC_FULL;
+	if (connect_db(st, e) == -1) {
+		store_close(st);
+		return NULL;
+	}
+	return st;
+}
+
+struct store *
+store_open_lazy(const struct settings *s)
+{
+	struct store *st;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return NULL;
+	st->settings = s;
+	st->sync_full = s->db_sync == DB_SYNC_FULL;
+	store_maintain(st);
+	return st;
+}
+
+void
+store_maintain(struct store *st)
+{
+	struct error	 e = { 0 };
+	int64_t		 now = clock_mono_us();
+	int		 rc;
+
+	/* A connection SQLite could open only read-only stays so: reopen
+	 * it too, in case the file became writable. */
+	if ((st->db != NULL && !st->stale && !st->said_ro) ||
+	    now < st->retry_at_us)
+		return;
+	st->retry_at_us = now + STORE_RETRY_MS * 1000;
+	if (st->db != NULL)
+		disconnect(st);
+	quiet = st->why[0] != '\0';	/* already said */
+	rc = connect_db(st, &e);
+	quiet = 0;
+	if (rc == 0) {
+		if (st->why[0] != '\0')
+			log_info("database: connected again");
+		st->why[0] = '\0';
+	} else {
+		/* The failure is logged when it changes, not every second. */
+		if (strcmp(st->why, e.message) != 0)
+			log_warn("database: unavailable, trying again every"
+			    " %d ms: %s", STORE_RETRY_MS, e.message);
+		snprintf(st->why, sizeof(st->why), "%s", e.message);
+	}
+	error_clear(&e);
 }
 
 void
 store_close(struct store *st)
 {
-	size_t i;
-
 	if (st == NULL)
 		return;
-	for (i = 0; i < STORE_STMTS; i++)
-		sqlite3_finalize(st->stmts[i].stmt);
-	sqlite3_close(st->db);
+	disconnect(st);
 	free(st);
 }
 
@@ -254,8 +368,11 @@ answers(const char *path)
 	sqlite3_stmt	*stmt = NULL;
 	int		 ok;
 
+	/* A file SQLite could only open read-only cannot take a decision:
+	 * not ready. */
 	ok = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) ==
-	    SQLITE_OK && sqlite3_prepare_v2(db,
+	    SQLITE_OK && sqlite3_db_readonly(db, "main") == 0 &&
+	    sqlite3_prepare_v2(db,
 	    "SELECT count(*) FROM sqlite_schema", -1, &stmt, NULL) ==
 	    SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW;
 	sqlite3_finalize(stmt);
@@ -277,6 +394,14 @@ store_stmt(struct store *st, const char *sql, struct error *e)
 	 * static array, so the address names the statement. */
 	size_t i = ((uintptr_t)sql >> 3) % STORE_STMTS, n;
 
+	if (st->db == NULL) {
+		/* The cause is in the log; the client learns no path. */
+		error_set(e, ERR_UNAVAILABLE, NULL, "the database is not "
+		    "available%s; try again", st->ro_fs ?
+		    " (its file system is read-only)" : "");
+		e->retry_after_ms = STORE_RETRY_MS;
+		return NULL;
+	}
 	for (n = 0; n < STORE_STMTS; n++, i = (i + 1) % STORE_STMTS) {
 		if (st->stmts[i].sql == sql) {
 			sqlite3_reset(st->stmts[i].stmt);

@@ -44,6 +44,15 @@ struct key_row {
 int	 store_init(const struct settings *s, struct error *e);
 /* Opens this process's connection; NULL with e set. */
 struct store *store_open(const struct settings *s, struct error *e);
+/* The same for a long-running worker: a database that cannot be opened
+ * now (a read-only file system, a missing file) is logged, every query
+ * fails with a 503 naming the cause, and store_maintain() tries again.
+ * NULL only without memory. */
+struct store *store_open_lazy(const struct settings *s);
+/* Between requests: (re)opens the connection if it is not open, or if
+ * a query found it unable to write or read its files; at most every
+ * STORE_RETRY_MS. */
+void	 store_maintain(struct store *st);
 void	 store_close(struct store *st);
 /* Whether each file answers a query, on fresh read-only connections. */
 void	 store_ready(const struct settings *s, int *db_ok, int *cache_ok);

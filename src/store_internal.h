@@ -8,9 +8,18 @@
 
 #define STORE_STMTS 128		/* prepared statements kept per process */
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
+#define STORE_WAL_LIMIT	(4 << 20)	/* bytes a WAL is cut back to */
+#define STORE_RETRY_MS	1000		/* between attempts to reconnect */
 
 struct store {
-	sqlite3		*db;		/* owned; cache attached as "cache" */
+	const struct settings *settings;	/* borrowed, process-wide */
+	sqlite3		*db;		/* owned; cache attached as "cache";
+					 * NULL while it cannot be opened */
+	int		 stale;		/* reopen before the next request */
+	int		 ro_fs;		/* its file system is read-only */
+	int		 said_ro;	/* logged that it opened read-only */
+	int64_t		 retry_at_us;	/* no reconnecting before */
+	char		 why[512];	/* why it is not open, or "" */
 	struct {
 		const char	*sql;	/* borrowed: a static string */
 		sqlite3_stmt	*stmt;	/* owned */

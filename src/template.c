@@ -39,6 +39,8 @@ struct tok {
 	const char	*segs;	/* into name: the first segment */
 	size_t		 nsegs;	/* 0 for the implicit iterator "." */
 	int		 scoped;/* ".name": top frame only */
+	unsigned long	 cost;	/* steps charged per key looked up, as
+				 * hashing a key reads all of it */
 	size_t		 end;	/* sections: index of the matching close */
 };
 
@@ -219,6 +221,7 @@ set_name(struct parser *p, struct tok *k, const char *s, size_t n)
 	k->segs = c;
 	k->nsegs = 0;
 	k->scoped = 0;
+	k->cost = 1 + n / 32;
 	if (n == 1 && s[0] == '.') {
 		*c = '\0';
 		return 0;
@@ -671,11 +674,17 @@ put_escaped(struct render *r, const char *s, size_t n)
 }
 
 static int
-step(struct render *r)
+charge(struct render *r, unsigned long steps)
 {
-	if (++r->steps > TEMPLATE_MAX_STEPS)
+	if ((r->steps += steps) > TEMPLATE_MAX_STEPS)
 		return fail(r, R_COSTLY);
 	return 0;
+}
+
+static int
+step(struct render *r)
+{
+	return charge(r, 1);
 }
 
 /* Shortest "%.*g" that reads back as d. */
@@ -691,39 +700,43 @@ format_double(double d, char *buf, size_t sz)
 	}
 }
 
+/* Member key of o, charging the lookup of k's name to the work bound. */
 static int
-get(json_object *o, const char *key, json_object **v)
+get(struct render *r, const struct tok *k, json_object *o, const char *key,
+    json_object **v)
 {
+	if (charge(r, k->cost) == -1)
+		return -1;
 	return json_object_is_type(o, json_type_object) &&
 	    json_object_object_get_ex(o, key, v);
 }
 
-/* The value k names, or NULL for null and for a miss. */
-static json_object *
-lookup(const struct render *r, const struct tok *k)
+/* The value k names into *v, NULL for null and for a miss.  Returns 0,
+ * or -1 past the work bound. */
+static int
+lookup(struct render *r, const struct tok *k, json_object **v)
 {
-	json_object	*v = NULL;
 	const char	*seg = k->segs;
 	size_t		 i;
+	int		 rc = 0;
 
-	if (k->nsegs == 0)
-		return r->ctx[r->nctx - 1];
-	if (k->scoped) {
-		if (!get(r->ctx[r->nctx - 1], seg, &v))
-			return NULL;
-	} else {
-		for (i = r->nctx; i > 0; i--)
-			if (get(r->ctx[i - 1], seg, &v))
-				break;
-		if (i == 0)
-			return NULL;
+	*v = NULL;
+	if (k->nsegs == 0) {
+		*v = r->ctx[r->nctx - 1];
+		return 0;
 	}
-	for (i = 1; i < k->nsegs; i++) {
+	if (k->scoped)
+		rc = get(r, k, r->ctx[r->nctx - 1], seg, v);
+	else
+		for (i = r->nctx; i > 0 && rc == 0; i--)
+			rc = get(r, k, r->ctx[i - 1], seg, v);
+	for (i = 1; i < k->nsegs && rc == 1; i++) {
 		seg += strlen(seg) + 1;
-		if (!get(v, seg, &v))
-			return NULL;
+		rc = get(r, k, *v, seg, v);
 	}
-	return v;
+	if (rc == 0)
+		*v = NULL;
+	return rc == -1 ? -1 : 0;
 }
 
 static int
@@ -744,11 +757,13 @@ falsy(json_object *v)
 static int
 interpolate(struct render *r, const struct tok *k)
 {
-	json_object	*v = lookup(r, k);
+	json_object	*v;
 	const char	*s;
 	char		 num[40];
 	size_t		 n;
 
+	if (lookup(r, k, &v) == -1)
+		return -1;
 	switch (json_object_get_type(v)) {
 	case json_type_null:
 		return 0;
@@ -797,9 +812,11 @@ render_with(struct render *r, json_object *v, size_t from, size_t to)
 static int
 section(struct render *r, const struct tok *k, size_t i)
 {
-	json_object	*v = lookup(r, k);
+	json_object	*v;
 	size_t		 j, n;
 
+	if (lookup(r, k, &v) == -1)
+		return -1;
 	if (falsy(v))
 		return 0;
 	if (!json_object_is_type(v, json_type_array))
@@ -817,6 +834,7 @@ static int
 render_range(struct render *r, size_t from, size_t to)
 {
 	const struct tok	*k;
+	json_object		*v;
 	size_t			 i = from;
 	int			 rc = 0;
 
@@ -842,7 +860,7 @@ render_range(struct render *r, size_t from, size_t to)
 			i = k->end + 1;
 			break;
 		case TOK_INVERTED:
-			if (falsy(lookup(r, k)))
+			if ((rc = lookup(r, k, &v)) == 0 && falsy(v))
 				rc = render_range(r, i + 1, k->end);
 			i = k->end + 1;
 			break;

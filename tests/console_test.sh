@@ -120,6 +120,18 @@ check "init again keeps the pepper" grep -q 'pepper .* kept' "$T/out"
 check "the pepper has mode 0600" \
     test "$(stat -c %a "$T/var/pepper")" = 600
 check "the cache is beside the database" test -f "$T/var/cache.db"
+check "the database records schema version 2" \
+    test "$(sql 'PRAGMA user_version')" = 2
+# A version-1 database (no decisions_schema index) is brought forward.
+sql 'DROP INDEX decisions_schema; PRAGMA user_version=1'
+expect 0 "init migrates a version-1 database" init
+check "the migration brought it to version 2" \
+    test "$(sql 'PRAGMA user_version')" = 2
+check "the migration created the index" test "$(sql "SELECT count(*) FROM \
+    sqlite_schema WHERE name = 'decisions_schema'")" = 1
+sql 'PRAGMA user_version=99'
+refused "a database newer than the program is refused" 'newer' init
+sql 'PRAGMA user_version=2'
 
 expect 0 "app create" app create alpha --rate-per-minute 60
 expect 0 "app create an admin application" app create ops --admin

@@ -16,6 +16,9 @@ if [ "${1:-}" = "--test" ]; then
 	pkgs="$pkgs python3 sqlite3 apache2 libapache2-mod-fcgid"
 	# fuzz/run: libFuzzer targets built with clang (tests/fuzz_smoke.sh).
 	pkgs="$pkgs clang libclang-rt-14-dev"
+	# tests/e2e/test_calibration.py: renders the calibration page in
+	# headless Chromium and keeps a screenshot.
+	pkgs="$pkgs chromium"
 	command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then

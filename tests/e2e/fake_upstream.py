@@ -47,6 +47,7 @@ Control (never subject to the fault modes):
          "retry_after_ms": n,     # for error429 / error529 (default 1000)
          "response_model": str | null, "api_key": str | null,
          "usage": {...} | false,  # override usage object, or false to omit it
+         "raw_body": str,         # the body of mode raw
          "models": [...]}         # override the /v1/models list
         -> 200 the whole current configuration
     GET  /_control  -> the current configuration
@@ -71,6 +72,11 @@ Modes (apply to POST /v1/systemone only):
                    question lacks its last level)
     wrong_shape    200 {"model": ..., "answers": [], "usage": {...}}
     huge           200, a valid response padded to about 20 MB (Content-Length set)
+    huge_chunked   the same 20 MB, chunked: no Content-Length tells its size
+    raw            200 application/json, the control field `raw_body` (a
+                   string) sent verbatim: any shape of answer (a lone
+                   surrogate \udc80-\udcff is sent as that raw byte, for
+                   invalid UTF-8)
     trickle        headers (with the full Content-Length), then the body 1 byte
                    per second
     reset          headers (with the full Content-Length), half the body, then
@@ -99,6 +105,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 MODES = (
     "ok", "slow", "hang", "error500", "error529", "error429", "malformed",
     "missing_option", "wrong_shape", "huge", "trickle", "reset",
+    "huge_chunked", "raw",
 )
 MAX_BODY = 64 * 1024 * 1024
 HUGE_BYTES = 20 * 1024 * 1024
@@ -144,6 +151,7 @@ class State:
             self.api_key = self.start_key
             self.usage = None
             self.models = None
+            self.raw_body = ""
             self.requests = []
             self.seq = 0
 
@@ -155,6 +163,7 @@ class State:
             "response_model": self.response_model, "api_key": self.api_key,
             "usage": self.usage,
             "models": self.models if self.models is not None else DEFAULT_MODELS,
+            "raw_body": self.raw_body,
         }
 
     def update(self, cfg):
@@ -174,9 +183,12 @@ class State:
             return "distributions must be an object"
         if "models" in cfg and cfg["models"] is not None and not isinstance(cfg["models"], list):
             return "models must be an array or null"
+        if "raw_body" in cfg and not isinstance(cfg["raw_body"], str):
+            return "raw_body must be a string"
         with self.lock:
             for k in ("mode", "delay_ms", "distributions", "times", "retry_after_ms",
-                      "response_model", "api_key", "usage", "models"):
+                      "response_model", "api_key", "usage", "models",
+                      "raw_body"):
                 if k in cfg:
                     setattr(self, k, cfg[k])
         return None
@@ -509,6 +521,7 @@ class Handler(BaseHTTPRequestHandler):
             retry_ms = int(STATE.retry_after_ms)
             response_model = STATE.response_model
             usage_cfg = STATE.usage
+            raw_body = STATE.raw_body
 
         questions = body["questions"]
         model = response_model or body.get("model") or "jev-latest"
@@ -573,6 +586,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(200, obj)
         elif mode == "huge":
             self.send_huge(response(answers))
+        elif mode == "huge_chunked":
+            self.send_huge(response(answers), chunked=True)
+        elif mode == "raw":
+            # surrogateescape: "\udcff" in the control JSON is a raw 0xff
+            self.send_bytes(200, raw_body.encode("utf-8", "surrogateescape"))
         elif mode == "trickle":
             self.send_slowly(compact(response(answers)).encode("utf-8"))
         elif mode == "reset":
@@ -588,21 +606,35 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.flush()
 
-    def send_huge(self, obj):
+    def send_huge(self, obj, chunked=False):
         # {"padding":"xxx...", <rest of the object>}
         rest = compact(obj).encode("utf-8")
         head = b'{"padding":"'
         tail = b'",' + rest[1:]
         pad = max(0, HUGE_BYTES - len(head) - len(tail))
-        self.start_body(len(head) + pad + len(tail))
-        self.wfile.write(head)
+        if chunked:
+            self.close_connection = True
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("x-typesafe-request-id", "req_" + uuid.uuid4().hex)
+            self.end_headers()
+
+            def write(data):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        else:
+            self.start_body(len(head) + pad + len(tail))
+            write = self.wfile.write
+        write(head)
         block = b"x" * 65536
         left = pad
         while left > 0:
             n = min(left, len(block))
-            self.wfile.write(block[:n])
+            write(block[:n])
             left -= n
-        self.wfile.write(tail)
+        write(tail)
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
     def send_slowly(self, data):

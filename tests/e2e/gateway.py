@@ -364,16 +364,26 @@ APACHE_SAMPLE = os.path.abspath(os.path.join(SRCDIR, "examples",
                                              "apache-fcgid.conf"))
 
 
-def set_directive(text, name, value, key=None):
-    """text with every line of directive `name` (and first argument `key`,
-    if given) set to `value`; raises if there is none, so that a sample
-    that changed under the test fails loudly instead of going untested."""
+def sanitizer_env(directory):
+    """The sanitizer options of the workers: reports go to files in
+    `directory`, which sanitizer_reports() reads."""
+    return {
+        "ASAN_OPTIONS": "detect_leaks=1:log_path=%s/sanitizer" % directory,
+        "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:"
+                         "log_path=%s/sanitizer" % directory,
+    }
+
+
+def set_directive(text, name, value, key=None, where=APACHE_SAMPLE):
+    """text (of the file `where`) with every line of directive `name` (and
+    first argument `key`, if given) set to `value`; raises if there is
+    none, so that a sample that changed under the test fails loudly
+    instead of going untested."""
     head = re.escape(name) + (r"[ \t]+" + re.escape(key) if key else "")
     pat = re.compile(r"^([ \t]*" + head + r")[ \t]+.*$", re.M)
     text, n = pat.subn(lambda m: m.group(1) + " " + str(value), text)
     if n == 0:
-        raise RuntimeError("%s: no %s %s line" % (APACHE_SAMPLE, name,
-                                                   key or ""))
+        raise RuntimeError("%s: no %s %s line" % (where, name, key or ""))
     return text
 
 
@@ -443,11 +453,7 @@ class ApacheGateway(Gateway):
         }
         for name, value in defines.items():
             text = set_directive(text, "Define", value, key=name)
-        extra = {
-            "ASAN_OPTIONS": "detect_leaks=1:log_path=%s/sanitizer" % self.dir,
-            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:"
-                             "log_path=%s/sanitizer" % self.dir,
-        }
+        extra = sanitizer_env(self.dir)
         for name, value in sorted(self.env.items()):
             if re.search(r"^\s*FcgidInitialEnv\s+%s\s" % name, text, re.M):
                 text = set_directive(text, "FcgidInitialEnv",
@@ -561,3 +567,55 @@ FcgidProcessTableFile "%(dir)s/fcgid/shm"
                 pass
         return out
 
+
+# -- lighttpd.conf.sample as shipped ------------------------------------
+
+LIGHTTPD_SAMPLE = os.path.abspath(os.path.join(SRCDIR,
+                                               "lighttpd.conf.sample"))
+
+
+class LighttpdSampleGateway(Gateway):
+    """Gateway with lighttpd.conf.sample as shipped instead of the
+    harness's own configuration: its var.* lines pointing here (as
+    quickstart.sh and a user set them), "max-procs" set to `workers`,
+    the settings of self.env in its bin-environment, the sanitizer
+    options added there."""
+
+    def config(self):
+        with open(LIGHTTPD_SAMPLE) as f:
+            text = f.read()
+        for name, value in (
+                ("var.evalgate_worker", '"%s"' % self.worker),
+                ("var.evalgate_state", '"%s"' % self.dir),
+                ("var.evalgate_public", str(self.port)),
+                ("var.evalgate_admin", '"127.0.0.1:%d"' % self.admin_port)):
+            text = set_directive(text, name, "= " + value,
+                                 where=LIGHTTPD_SAMPLE)
+        text = set_directive(text, '"max-procs"', "=> %d," % self.workers,
+                             where=LIGHTTPD_SAMPLE)
+        env = sanitizer_env(self.dir)
+        env.update(self.env)
+        extra = ""
+        for name, value in sorted(env.items()):
+            if re.search(r'^\s*"%s"\s*=>' % name, text, re.M):
+                text = set_directive(text, '"%s"' % name,
+                                     '=> "%s",' % value,
+                                     where=LIGHTTPD_SAMPLE)
+            else:
+                extra += '\t\t"%s" => "%s",\n' % (name, value)
+        text, n = re.subn(r'("bin-environment" => \(\n)',
+                          lambda m: m.group(1) + extra, text)
+        if n != 1:
+            raise RuntimeError(LIGHTTPD_SAMPLE + ": no bin-environment")
+        os.makedirs(os.path.join(self.dir, "www"), exist_ok=True)
+        return text
+
+    def log(self):
+        out = Gateway.log(self)
+        try:
+            with open(os.path.join(self.dir, "lighttpd-error.log"),
+                      errors="replace") as f:
+                out += f.read()
+        except OSError:
+            pass
+        return out

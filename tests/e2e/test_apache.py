@@ -1,58 +1,29 @@
 """test_apache: the worker under Apache 2.4 with mod_fcgid, configured
 by examples/apache-fcgid.conf as shipped (only its Define lines and a few
-mod_fcgid numbers changed, see ApacheGateway).
+mod_fcgid numbers changed, see ApacheGateway in gateway.py).
 
-Through the sample: health, authentication (a working key proves
-CGIPassAuth), an evaluation on the lexical backend, its decision and an
-outcome, 4xx answers in the spec's format, the worker's own JSON 413 for
-a body over SERVICE_MAX_BODY_BYTES, /admin/v1 only on the internal
-virtual host (a spoofed Host header on the public port still 404), and
-several workers writing one database at once.  Under mod_fcgid's process
-management: workers recycled after 5 requests, stopped when idle and
-started again on demand, and every stop a clean exit on SIGTERM (never
-SIGKILL).  A control with the sample's protections turned off shows each
-is what makes its check pass.  No sanitizer reports."""
+Through the sample, the checks of deploy_checks.py.  Under mod_fcgid's
+process management: workers recycled after 5 requests, stopped when idle
+and started again on demand, SIGTERM in the middle of a request (the
+answer still arrives), Apache's graceful restart and restart, and every
+stop a clean exit on SIGTERM, never SIGKILL.  A control with the
+sample's protections turned off (CGIPassAuth, UseCanonicalName,
+TraceEnable, FcgidMaxRequestLen) shows each is what makes its check
+pass.  No sanitizer reports."""
 
 import json
 import os
 import re
 import signal
-import sqlite3
 import threading
 import time
 
+from deploy_checks import (LIMIT, setup, evaluate_body, wait_for,
+                           test_health, test_auth,
+                           test_evaluation_and_outcome, test_errors,
+                           test_body_limit, test_admin_listener,
+                           test_several_workers)
 from gateway import ApacheGateway, TAP, Upstream
-
-UUID7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-"
-                   r"[0-9a-f]{12}$")
-HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLES = os.path.join(HERE, "..", "..", "examples")
-LIMIT = 1048576                 # SERVICE_MAX_BODY_BYTES, the default
-
-
-def evaluate_body():
-    with open(os.path.join(EXAMPLES, "evaluate.json")) as f:
-        return json.load(f)
-
-
-def setup(g):
-    """The demo schema on the lexical backend, granted to `client`; an
-    administrator `root`.  Returns (client key, root key)."""
-    a = g.admin
-    a("backend", "add", "lexical", "--kind", "lexical")
-    a("schema", "publish", "demo", "--questions",
-      os.path.join(EXAMPLES, "demo-questions.json"), "--backend", "lexical")
-    key = g.new_key("client", "--rate-per-minute", "100000")
-    a("grant", "client", "demo")
-    return key, g.new_key("root", "--admin", "--rate-per-minute", "100000")
-
-
-def db_rows(g, sql, *args):
-    db = sqlite3.connect(g.db, timeout=10)
-    try:
-        return db.execute(sql, args).fetchall()
-    finally:
-        db.close()
 
 
 def fcgid_exits(g):
@@ -68,157 +39,6 @@ def clean_exit(line):
 def spawned(g):
     return len(re.findall(r"mod_fcgid: server \S+evalgate\.fcgi\(\d+\) "
                           r"started", g.log()))
-
-
-# -- through the sample ---------------------------------------------------
-
-def test_health(t, g):
-    r = g.get("/health")
-    t.eq((r.status, r.json()), (200, {"status": "ok"}), "GET /health")
-    t.ok(UUID7.match(r.headers.get("x-service-request-id", "")) is not None,
-         "x-service-request-id through Apache")
-    r = g.get("/health/ready")
-    t.eq((r.status, r.json()), (200, {"status": "ok", "database": True,
-                                      "cache": True}),
-         "GET /health/ready: the workers (www-data) reach both files")
-
-
-def test_auth(t, g, key):
-    t.error_is(g.get("/v1/models"), 401, "invalid_api_key", "no key: 401")
-    t.error_is(g.get("/v1/models", key=key[:-1] + ("a" if key[-1] != "a"
-                                                   else "b")),
-               401, "invalid_api_key", "a wrong secret: 401")
-    r = g.get("/v1/models", key=key)
-    t.eq(r.status, 200, "a good key works: Authorization reaches the "
-         "worker (CGIPassAuth On)")
-    t.eq([m["name"] for m in r.json().get("models", [])], ["lexical"],
-         "GET /v1/models lists the lexical backend")
-
-
-def test_evaluation_and_outcome(t, g, key):
-    r = g.post("/v1/systemone", evaluate_body(), key=key)
-    t.ok(r.status == 200, "POST /v1/systemone through Apache: 200", r)
-    if r.status != 200:
-        return
-    b = r.json()
-    t.eq(sorted(b["answers"]), ["refund", "sentiment", "urgency"],
-         "every question answered")
-    t.eq(b["answers"]["sentiment"]["choice"], "negative",
-         "the lexical backend's answer")
-    t.eq((b["x_backend"], b["x_schema"]), ("lexical", {"id": "demo",
-                                                      "version": 1}),
-         "x_backend and x_schema")
-    did = b["x_decision_id"]
-    t.ok(UUID7.match(did) is not None, "x_decision_id is a UUIDv7", did)
-    d = g.get("/v1/decisions/" + did, key=key)
-    t.eq((d.status, d.json().get("answers")), (200, b["answers"]),
-         "GET /v1/decisions/{id}: the answers recorded")
-    path = "/v1/decisions/%s/outcome" % did
-    body = {"answers": {"sentiment": "negative", "refund": True},
-            "source": "apache"}
-    r = g.post(path, body, key=key)
-    t.eq((r.status, r.json()), (200, {"decision_id": did,
-                                      "recorded": ["sentiment", "refund"]}),
-         "POST outcome: 200, both questions recorded")
-    t.eq(g.post(path, body, key=key).status, 200, "the same again: 200")
-    t.error_is(g.post(path, {"answers": {"sentiment": "positive"}}, key=key),
-               409, "conflict", "a different value: 409 conflict")
-    t.eq(db_rows(g, "SELECT question, value FROM outcomes WHERE "
-                 "decision_id = ? ORDER BY question", did),
-         [("refund", "true"), ("sentiment", '"negative"')],
-         "the outcomes are in the database")
-
-
-def test_errors(t, g, key):
-    t.error_is(g.get("/nope"), 404, "not_found", "unknown path: 404")
-    t.error_is(g.get("/v1/decisions/a%2Fb", key=key), 404, "not_found",
-               "an encoded slash reaches the worker: its 404, not Apache's "
-               "(AllowEncodedSlashes NoDecode)")
-    t.error_is(g.request("DELETE", "/v1/models", key=key), 405,
-               "method_not_allowed", "wrong method: 405")
-    t.error_is(g.post("/v1/systemone", "{not json", key=key,
-                      headers={"Content-Type": "application/json"}),
-               422, "validation_error", "malformed JSON: 422")
-    t.error_is(g.post("/v1/systemone", {"state": "x", "questions": {}},
-                      key=key), 422, "validation_error",
-               "no questions: 422")
-    r = g.post("/v1/systemone", {"state": "x", "questions": {
-        "q": {"type": "noul"}}}, key=key)
-    t.ok(r.status == 422 and r.json()["error"]["code"] == "invalid_schema",
-         "an ungranted shape: 422 invalid_schema", r)
-
-
-def test_body_limit(t, g, key):
-    h = {"Content-Type": "application/json"}
-    r = g.post("/v1/systemone", b"x" * (LIMIT + 1), key=key, headers=h)
-    t.error_is(r, 413, "payload_too_large",
-               "a body over SERVICE_MAX_BODY_BYTES: the worker's JSON 413 "
-               "(FcgidMaxRequestLen is above it)")
-    r = g.post("/v1/systemone", b"x" * (2 * LIMIT), key=key, headers=h)
-    t.error_is(r, 413, "payload_too_large",
-               "up to FcgidMaxRequestLen, still the JSON 413")
-    r = g.post("/v1/systemone", b"x" * (2 * LIMIT + 1), key=key, headers=h)
-    t.eq(r.status, 500, "over FcgidMaxRequestLen mod_fcgid answers itself "
-         "(the boundary the sample documents)")
-    t.eq(g.get("/health").status, 200, "the gateway is fine afterwards")
-
-
-def test_admin_listener(t, g, key, root):
-    r = g.admin_request("GET", "/admin/v1/applications", key=root)
-    t.ok(r.status == 200, "GET /admin/v1/applications on the internal "
-         "virtual host: 200", r)
-    t.ok(r.status == 200 and "client" in
-         [a.get("name") for a in r.json().get("applications", [])],
-         "it lists the applications")
-    t.error_is(g.admin_request("GET", "/admin/v1/applications", key=key),
-               403, "forbidden", "a non-admin key there: 403")
-    t.error_is(g.get("/admin/v1/applications", key=root), 404, "not_found",
-               "/admin/v1 on the public virtual host: 404")
-    spoof = {"Host": "127.0.0.1:%d" % g.admin_port}
-    t.error_is(g.get("/admin/v1/applications", key=root, headers=spoof),
-               404, "not_found", "a spoofed Host: 127.0.0.1:<admin port> "
-               "on the public port: still 404 (UseCanonicalName On, "
-               "UseCanonicalPhysicalPort On)")
-    r = g.get("http://127.0.0.1:%d/admin/v1/applications" % g.admin_port,
-              key=root)
-    t.eq(r.status, 404, "an absolute request-target naming the internal "
-         "port, on the public port: 404")
-    r = g.post("/admin/v1/applications", {"name": "intruder"}, key=root,
-               headers=spoof)
-    t.eq(r.status, 404, "POST with the spoofed Host: 404")
-    t.eq(db_rows(g, "SELECT count(*) FROM applications WHERE name = ?",
-                 "intruder"), [(0,)], "and nothing was created")
-
-
-def test_several_workers(t, g, key):
-    """Evaluations at once over the pool: every one answered and recorded
-    once, by more than one worker process."""
-    n = 16
-    before = db_rows(g, "SELECT count(*) FROM decisions")[0][0]
-    results, pids = [], set()
-    lock = threading.Lock()
-
-    def one():
-        r = g.post("/v1/systemone", evaluate_body(), key=key)
-        with lock:
-            results.append(r)
-            pids.update(g.worker_pids())
-
-    threads = [threading.Thread(target=one) for _ in range(n)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(60)
-    t.eq(sorted(r.status for r in results), [200] * n,
-         "%d evaluations at once: all 200" % n)
-    ids = {r.json()["x_decision_id"] for r in results if r.status == 200}
-    t.eq(len(ids), n, "%d distinct decisions" % n)
-    after = db_rows(g, "SELECT count(*) FROM decisions")[0][0]
-    t.eq(after - before, n, "each recorded once in the one database")
-    t.ok(len(pids) >= 2, "served by several worker processes", pids)
-    t.ok(len(g.worker_pids()) <= g.workers + 2,
-         "no more workers than FcgidMaxProcessesPerClass allows (public "
-         "and internal classes)", g.worker_pids())
 
 
 def test_stop(t, g):
@@ -242,15 +62,6 @@ def test_recycling(t, g, key):
          spawned(g) - start)
     r = g.post("/v1/systemone", evaluate_body(), key=key)
     t.eq(r.status, 200, "an evaluation after the recycling: 200")
-
-
-def wait_for(cond, timeout):
-    end = time.time() + timeout
-    while time.time() < end:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return cond()
 
 
 def test_idle(t, g, key):
@@ -315,14 +126,19 @@ def test_restarts(t, g, key):
 # -- a control: the sample without its protections ------------------------
 
 def test_control(t, c, key, root):
-    """With UseCanonicalName Off, CGIPassAuth Off and mod_fcgid's default
-    FcgidMaxRequestLen, the checks above fail: each directive is needed."""
+    """With UseCanonicalName Off, CGIPassAuth Off, TraceEnable On and
+    mod_fcgid's default FcgidMaxRequestLen, the checks above fail: each
+    directive is needed."""
     t.eq(c.get("/v1/models", key=key).status, 401,
          "control, CGIPassAuth Off: a good key is 401 (Apache hid it)")
     spoof = {"Host": "127.0.0.1:%d" % c.admin_port}
     r = c.get("/admin/v1/applications", key=root, headers=spoof)
     t.ok(r.status != 404, "control, UseCanonicalName Off: the spoofed Host "
          "reaches /admin/v1 from the public port", r)
+    r = c.request("TRACE", "/v1/models", key=key)
+    t.ok(r.status == 200 and key.encode() in r.body,
+         "control, TraceEnable On: Apache echoes the request, key and all",
+         r)
     r = c.post("/v1/systemone", b"x" * (LIMIT + 1),
                headers={"Content-Type": "application/json"})
     t.ok(r.status == 500 and not r.body.startswith(b"{"),
@@ -338,8 +154,9 @@ def main():
         g.start()
         key, root = setup(g)
         t.run([test_health], g)
-        t.run([test_auth, test_evaluation_and_outcome, test_errors,
-               test_body_limit], g, key)
+        t.run([test_auth, test_evaluation_and_outcome, test_errors], g, key)
+        # FcgidMaxRequestLen: twice the body limit; mod_fcgid's HTML 500.
+        t.run([test_body_limit], g, key, 2 * LIMIT, 500)
         t.run([test_admin_listener], g, key, root)
         t.run([test_several_workers], g, key)
         t.run([test_stop], g)
@@ -373,7 +190,7 @@ def main():
 
     c = ApacheGateway(workers=1, directives={
         "UseCanonicalName": "Off", "CGIPassAuth": "Off",
-        "FcgidMaxRequestLen": 131072})
+        "FcgidMaxRequestLen": 131072, "TraceEnable": "On"})
     try:
         c.start()
         key, root = setup(c)

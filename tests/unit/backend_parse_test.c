@@ -232,6 +232,17 @@ static const struct {
 	{ "a type that is not a string", "{\"answers\":{\"dept\":"
 	  "{\"type\":1,\"probabilities\":{\"billing\":0.2,"
 	  "\"technical\":0.2,\"sales\":0.6}}}}", "not of type choice" },
+	/* json-c cuts a key at \u0000: "dept\u0000x" is not "dept" */
+	{ "a key cut at a NUL", "{\"answers\":{\"dept\\u0000x\":"
+	  "{\"probabilities\":{\"billing\":0.2,\"technical\":0.2,"
+	  "\"sales\":0.6}},\"urg\":{\"probabilities\":{\"0\":0.2,"
+	  "\"1\":0.3,\"2\":0.5}},\"hot\":{\"noul\":0.5}}}", "\\u0000" },
+	/* and saturates an integer beyond 64 bits */
+	{ "an integer beyond 64 bits", "{\"answers\":{\"dept\":"
+	  "{\"probabilities\":{\"billing\":123456789012345678901234567890,"
+	  "\"technical\":0.2,\"sales\":0.6}},\"urg\":{\"probabilities\":"
+	  "{\"0\":0.2,\"1\":0.3,\"2\":0.5}},\"hot\":{\"noul\":0.5}}}",
+	  "out of range" },
 };
 
 static void

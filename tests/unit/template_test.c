@@ -655,6 +655,31 @@ test_bounds(void)
 		error_clear(&e);
 	}
 
+	{
+		/* 60^3 lookups of a 1000-byte name: few tags, much hashing. */
+		json_object	*l = json_object_new_array();
+		json_object	*v = json_object_new_object();
+		json_object	*d = json_tokener_parse("{\"l\":\"array\"}");
+		char		*big = malloc(1100);
+
+		for (i = 0; i < 60; i++)
+			json_object_array_add(l, json_object_new_object());
+		json_object_object_add(v, "l", l);
+		strcpy(big, "{{#l}}{{#l}}{{#l}}{{");
+		memset(big + 20, 'x', 1000);
+		strcpy(big + 1020, "}}{{/l}}{{/l}}{{/l}}");
+		error_clear(&e);
+		out = unset;
+		ok(template_render(big, d, v, 0, BIG, &out, NULL, &e) == -1 &&
+		    out == NULL && strstr(detail(&e, "reason"), "steps") != NULL,
+		    "bounds: long names count toward the work bound (%s)",
+		    e.message);
+		free(big);
+		json_object_put(d);
+		json_object_put(v);
+		error_clear(&e);
+	}
+
 	/* 32 nested sections pass, 33 are refused. */
 	for (n = 32; n <= 33; n++) {
 		body[0] = '\0';

@@ -1,0 +1,67 @@
+#!/bin/bash
+# docs_test.sh: the manual pages and sample configurations keep up with
+# the code.  Every command and option the console's usage lists is in
+# doc/evalgate-admin.8; every setting of src/settings.c is in
+# doc/evalgate.fcgi.8, and (but the tests-only one) in the FcgidInitialEnv
+# lines of examples/apache-fcgid.conf and the bin-environment of
+# lighttpd.conf.sample.  Both pages format without warnings.  Speaks TAP.
+
+set -u
+
+BUILDDIR=${EVALGATE_BUILDDIR:-.}
+SRCDIR=${EVALGATE_SRCDIR:-.}
+ADMIN_MAN="$SRCDIR/doc/evalgate-admin.8"
+FCGI_MAN="$SRCDIR/doc/evalgate.fcgi.8"
+
+n=0
+failed=0
+
+check() {	# check NAME COMMAND...: ok when COMMAND succeeds
+	local name=$1
+	shift
+	n=$((n + 1))
+	if "$@" >/dev/null 2>&1; then
+		echo "ok $n - $name"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $name"
+	fi
+}
+
+# The console's usage: "  app create NAME [--log-state] ...", one a line.
+usage=$("$BUILDDIR/evalgate-admin" --help 2>&1 | sed -n 's/^  //p')
+check "evalgate-admin --help lists commands" test -n "$usage"
+while read -r line; do
+	words=$(echo "$line" | sed 's/ [A-Z[].*//')
+	check "evalgate-admin.8 has the command '$words'" \
+	    grep -Eq "^\.It Cm $words( |$)" "$ADMIN_MAN"
+	for opt in $(echo "$line" | grep -o -- '--[a-z-]*'); do
+		check "evalgate-admin.8 has $words $opt" \
+		    grep -Eq "Fl ${opt#-}( |$)" "$ADMIN_MAN"
+	done
+done <<EOF
+$usage
+EOF
+check "evalgate-admin.8 has the global --db" grep -q '^\.It Fl -db' \
+    "$ADMIN_MAN"
+
+settings=$(grep -o '"SERVICE_[A-Z_]*"' "$SRCDIR/src/settings.c" | tr -d '"')
+check "src/settings.c has settings" test -n "$settings"
+for s in $settings; do
+	check "evalgate.fcgi.8 describes $s" grep -q "^\.It Ev $s\$" "$FCGI_MAN"
+	case $s in *_TEST_*) continue ;; esac
+	check "apache-fcgid.conf sets $s" grep -Eq "^FcgidInitialEnv +$s " \
+	    "$SRCDIR/examples/apache-fcgid.conf"
+	check "lighttpd.conf.sample sets $s" grep -Eq "^[[:space:]]*\"$s\" +=>" \
+	    "$SRCDIR/lighttpd.conf.sample"
+done
+
+if command -v groff >/dev/null 2>&1; then
+	for page in "$ADMIN_MAN" "$FCGI_MAN"; do
+		check "$(basename "$page") formats without warnings" \
+		    test -z "$(groff -mdoc -Tutf8 -ww -z "$page" 2>&1)"
+	done
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

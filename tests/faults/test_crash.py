@@ -1,0 +1,312 @@
+"""test_crash: nothing acknowledged is lost when workers die.
+
+A gateway with 4 workers (lexical backend) is loaded by client threads
+that evaluate and record outcomes, while a killer sends SIGKILL to a
+random worker every 50-150 ms for a while; lighttpd respawns them.  Run
+once with SERVICE_DB_SYNC=normal (protects against a process crash) and
+once with full (adds power loss, which a test cannot cut).  Proves,
+for each:
+
+- PRAGMA integrity_check is "ok" and foreign_key_check finds nothing;
+- every decision id a client received with a 200 reads back
+  (GET /v1/decisions/{id}) with exactly the answers it was given;
+- every outcome acknowledged with a 200 is stored with its value;
+- the day's quota counter is never below the cost of the calls answered
+  200 (and never above the cost of every call that may have been
+  admitted: 200s plus the ones cut off by a kill);
+- service resumes without operator action: /health, /health/ready and an
+  evaluation answer 200 once the killing stops.
+
+The figures (kills, requests, outcomes) are printed as TAP comments.
+"""
+
+import os
+import random
+import signal
+import sqlite3
+import sys
+import threading
+import time
+import http.client
+import json
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "e2e"))
+from gateway import Gateway, TAP  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEMO = os.path.join(HERE, "..", "..", "examples", "demo-questions.json")
+COST = 1 + 3            # the demo schema has three questions
+CLIENTS = 8
+KILL_SECONDS = float(os.environ.get("EVALGATE_CRASH_SECONDS", "12"))
+WORDS = ("broken angry refund happy great love question asking how down "
+         "now urgent today soon week money back thankful terrible").split()
+
+
+def request(g, method, path, body, key, timeout=30):
+    """(status, parsed body or None); status 0 when the connection broke.
+    lighttpd's own answers (a worker died under a request, or every
+    worker is down) are HTML: their body is None."""
+    c = http.client.HTTPConnection("127.0.0.1", g.port, timeout=timeout)
+    try:
+        c.request(method, path, body=json.dumps(body) if body is not None
+                  else None, headers={"Authorization": "Bearer " + key,
+                                      "Content-Type": "application/json"})
+        r = c.getresponse()
+        data = r.read()
+        try:
+            return r.status, json.loads(data)
+        except ValueError:
+            return r.status, None
+    except (OSError, http.client.HTTPException):
+        return 0, None
+    finally:
+        c.close()
+
+
+class Ledger:
+    """What the clients were told, shared by their threads."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.decisions = {}         # id -> answers received
+        self.outcomes = {}          # (id, question) -> value acknowledged
+        self.sent_outcomes = {}     # (id, question) -> value sent, any answer
+        self.eval_status = {}       # status -> count
+        self.outcome_status = {}
+        self.other = []             # unexpected answers, for diagnosis
+
+    def count(self, table, status):
+        with self.lock:
+            table[status] = table.get(status, 0) + 1
+
+    def unexpected(self, what, status, body):
+        """Keeps an answer that is not lighttpd's for a dead worker (a
+        broken connection, or an HTML 500/502/503): any answer of ours but
+        a 200 is one."""
+        if status in (0, 500, 502, 503) and body is None:
+            return
+        with self.lock:
+            self.other.append((what, status, body))
+
+
+def client(g, key, ledger, stop, seed):
+    rnd = random.Random(seed)
+    while not stop.is_set():
+        state = " ".join(rnd.choice(WORDS) for _ in range(8))
+        st, body = request(g, "POST", "/v1/systemone",
+                           {"state": state, "x_schema": {"id": "demo"}}, key)
+        ledger.count(ledger.eval_status, st)
+        if st != 200:
+            ledger.unexpected("evaluate", st, body)
+            time.sleep(0.02)
+            continue
+        did, answers = body["x_decision_id"], body["answers"]
+        with ledger.lock:
+            ledger.decisions[did] = answers
+        if rnd.random() < 0.3:
+            continue
+        values = {"sentiment": answers["sentiment"]["choice"],
+                  "refund": rnd.random() < 0.5,
+                  "urgency": rnd.randrange(4)}
+        if rnd.random() < 0.5:
+            values.pop("urgency")
+        with ledger.lock:
+            for q, v in values.items():
+                ledger.sent_outcomes[(did, q)] = v
+        st, obody = request(g, "POST", "/v1/decisions/%s/outcome" % did,
+                            {"answers": values, "source": "crash-test"},
+                            key)
+        ledger.count(ledger.outcome_status, st)
+        if st == 200:
+            with ledger.lock:
+                for q, v in values.items():
+                    ledger.outcomes[(did, q)] = v
+        else:
+            ledger.unexpected("outcome", st, obody)
+
+
+def live_workers(g):
+    """The workers that are running (not zombies awaiting lighttpd)."""
+    pids = []
+    for pid in g.worker_pids():
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    pids.append(pid)
+        except (OSError, IndexError):
+            pass
+    return pids
+
+
+def killer(g, stop, rnd, kills):
+    while not stop.is_set():
+        time.sleep(rnd.uniform(0.05, 0.15))
+        pids = live_workers(g)
+        if not pids:
+            continue
+        pid = rnd.choice(pids)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            kills.append(pid)
+        except ProcessLookupError:
+            pass
+
+
+def quota_used(g):
+    db = sqlite3.connect(g.db, timeout=30)
+    try:
+        rows = db.execute("SELECT q.used FROM quota_days q JOIN applications"
+                          " a ON a.id = q.app_id WHERE a.name = 'crash'"
+                          ).fetchall()
+    finally:
+        db.close()
+    return sum(r[0] for r in rows)
+
+
+def wait_ready(g, key, timeout=30):
+    """(seconds, evaluations sent): the first time health, readiness and
+    an evaluation all answer 200 after the killing stopped (None if
+    never), and how many evaluations that took."""
+    start, sent = time.time(), 0
+    while time.time() - start < timeout:
+        try:
+            if g.get("/health", timeout=5).status == 200 and \
+                    g.get("/health/ready", timeout=5).status == 200:
+                sent += 1
+                if request(g, "POST", "/v1/systemone",
+                           {"state": "broken", "x_schema": {"id": "demo"}},
+                           key, timeout=10)[0] == 200:
+                    return time.time() - start, sent
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return None, sent
+
+
+def run(t, sync):
+    g = Gateway(workers=4, env={"SERVICE_DB_SYNC": sync})
+    try:
+        g.admin("backend", "add", "lex", "--kind", "lexical")
+        g.admin("schema", "publish", "demo", "--questions", DEMO,
+                "--backend", "lex")
+        key = g.new_key("crash", "--rate-per-minute", "10000000",
+                        "--daily-quota", "1000000000")
+        g.admin("grant", "crash", "demo")
+        g.start()
+        ledger, stop, kills = Ledger(), threading.Event(), []
+        rnd = random.Random(os.environ.get("EVALGATE_CRASH_SEED") or
+                            time.time_ns())
+        threads = [threading.Thread(target=client,
+                                    args=(g, key, ledger, stop,
+                                          rnd.random()))
+                   for _ in range(CLIENTS)]
+        threads.append(threading.Thread(target=killer,
+                                        args=(g, stop, rnd, kills)))
+        for th in threads:
+            th.start()
+        time.sleep(KILL_SECONDS)
+        stop.set()
+        for th in threads:
+            th.join(60)
+        requests = sum(ledger.eval_status.values())
+        outcome_requests = sum(ledger.outcome_status.values())
+        print("# SERVICE_DB_SYNC=%s: %d kills in %.0f s; %d evaluations "
+              "%r; %d outcome requests %r; %d decisions and %d outcomes "
+              "acknowledged" % (sync, len(kills), KILL_SECONDS, requests,
+                                ledger.eval_status, outcome_requests,
+                                ledger.outcome_status,
+                                len(ledger.decisions), len(ledger.outcomes)))
+        t.ok(len(kills) >= KILL_SECONDS * 2,
+             "%s: workers were killed (%d)" % (sync, len(kills)))
+        t.ok(len(ledger.decisions) >= 50 and len(ledger.outcomes) >= 50,
+             "%s: load went through between kills (%d decisions, "
+             "%d outcomes)" % (sync, len(ledger.decisions),
+                               len(ledger.outcomes)))
+        t.eq(ledger.other, [], "%s: no answer but 200s and lighttpd's own "
+             "for a killed worker (HTML 500/502/503, a cut connection)"
+             % sync)
+
+        took, ready_calls = wait_ready(g, key)
+        t.ok(took is not None, "%s: health, readiness and an evaluation "
+             "answer without operator action (after %s s)" %
+             (sync, "%.2f" % took if took is not None else "never"))
+
+        lost, wrong = [], []
+        got_outcomes = {}
+        for did, answers in sorted(ledger.decisions.items()):
+            st, body = request(g, "GET", "/v1/decisions/" + did, None, key)
+            if st != 200:
+                lost.append((did, st))
+                continue
+            if body["answers"] != answers:
+                wrong.append((did, body["answers"], answers))
+            for q, o in body["outcomes"].items():
+                got_outcomes[(did, q)] = o["value"]
+        t.eq(lost, [], "%s: every one of %d decisions received reads back"
+             % (sync, len(ledger.decisions)))
+        t.eq(wrong, [], "%s: with the answers the client was given" % sync)
+        missing = [(k, v) for k, v in ledger.outcomes.items()
+                   if got_outcomes.get(k) != v]
+        t.eq(missing, [], "%s: every one of %d acknowledged outcomes is "
+             "stored with its value" % (sync, len(ledger.outcomes)))
+        # An outcome cut off by a kill may or may not be stored, but never
+        # with another value than the one sent.
+        strange = [(k, v) for k, v in got_outcomes.items()
+                   if k[0] in ledger.decisions and
+                   ledger.sent_outcomes.get(k) != v]
+        t.eq(strange, [], "%s: no outcome was stored that was not sent"
+             % sync)
+
+        g.stop()
+        used = quota_used(g)
+        answered = ledger.eval_status.get(200, 0) + (took is not None)
+        uncertain = requests - ledger.eval_status.get(200, 0) + \
+            ready_calls - (took is not None)
+        print("# %s: quota used %d; answered 200: %d calls = %d units; "
+              "cut off or refused: %d calls" %
+              (sync, used, answered, answered * COST, uncertain))
+        t.ok(used >= answered * COST,
+             "%s: quota counter %d >= %d units of the calls answered 200"
+             % (sync, used, answered * COST))
+        t.ok(used <= (answered + uncertain) * COST,
+             "%s: and <= %d units of every call that may have been admitted"
+             % (sync, (answered + uncertain) * COST))
+
+        db = sqlite3.connect(g.db, timeout=30)
+        try:
+            t.eq(db.execute("PRAGMA integrity_check").fetchall(), [("ok",)],
+                 "%s: PRAGMA integrity_check ok" % sync)
+            t.eq(db.execute("PRAGMA foreign_key_check").fetchall(), [],
+                 "%s: PRAGMA foreign_key_check finds nothing" % sync)
+            n = db.execute("SELECT count(*) FROM decisions").fetchone()[0]
+            t.ok(n >= len(ledger.decisions), "%s: %d decisions stored, at "
+                 "least the %d acknowledged" % (sync, n,
+                                                len(ledger.decisions)))
+        finally:
+            db.close()
+        # SIGKILL leaves no sanitizer report; every worker that was
+        # stopped normally must not have one either.
+        t.eq(g.sanitizer_reports(), [], "%s: no sanitizer reports" % sync)
+        return len(kills), requests + outcome_requests, len(ledger.outcomes)
+    finally:
+        g.cleanup()
+
+
+def main():
+    t = TAP()
+    totals = [0, 0, 0]
+    for sync in ("normal", "full"):
+        try:
+            for i, n in enumerate(run(t, sync)):
+                totals[i] += n
+        except Exception as e:
+            import traceback
+            t.ok(False, "%s raised %r" % (sync, e), traceback.format_exc())
+    print("# total: %d kills, %d requests, %d outcomes acknowledged" %
+          tuple(totals))
+    return t.done()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
