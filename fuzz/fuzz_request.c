@@ -5,10 +5,11 @@
  * question_arity() and question_check_outcome() on a "value" member.
  *
  * Properties beyond "no crash, leak or undefined behaviour": a body is
- * accepted only if it is UTF-8, and every string decoded from it is; a
- * refusal has a known code and a message, both it and its details valid
- * UTF-8 whenever the body is; a fingerprint is 64 lowercase hex digits;
- * a valid question has a type and 1 to QUESTION_MAX_OPTIONS outcomes. */
+ * accepted only if it is UTF-8, and every string decoded from it is; the
+ * text json-c writes of it parses again to an equal value; a refusal has
+ * a known code and a message, both it and its details valid UTF-8
+ * whenever the body is; a fingerprint is 64 lowercase hex digits; a
+ * valid question has a type and 1 to QUESTION_MAX_OPTIONS outcomes. */
 #include <stdint.h>
 #include <string.h>
 
@@ -16,7 +17,8 @@
 #include "question.h"
 
 #define MAX_QUESTIONS	32	/* SERVICE_MAX_QUESTIONS default */
-#define MAX_STATE_CHARS	32000	/* SERVICE_MAX_STATE_CHARS default */
+#define MAX_STATE_CHARS	300	/* SERVICE_MAX_STATE_CHARS: small, to be
+				 * reached within -max_len */
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
@@ -56,7 +58,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct error	 e = { 0 };
-	json_object	*body, *state, *qs, *value = NULL;
+	json_object	*body, *again, *state, *qs, *value = NULL;
 	const char	*text;
 	int		 utf8 = fuzz_utf8((const char *)data, size);
 
@@ -72,6 +74,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(utf8);
 	text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
 	FUZZ_ASSERT(text != NULL && fuzz_utf8(text, strlen(text)));
+	/* What is accepted is kept as sent: the text json-c writes of it
+	 * (as a decision stores it) is accepted again and reads back equal. */
+	again = ju_parse_body(text, strlen(text), &e);
+	FUZZ_ASSERT(again != NULL && json_object_equal(body, again));
+	json_object_put(again);
 	if (json_object_object_get_ex(body, "state", &state) &&
 	    question_validate_state(state, MAX_STATE_CHARS, &e) == -1) {
 		FUZZ_ASSERT(e.code == ERR_VALIDATION);

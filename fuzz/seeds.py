@@ -86,6 +86,15 @@ def request_seeds():
     yield "trailing", compact(EVALUATE) + " x"
     yield "numbers", ('{"state":"s","questions":{"a":{"type":"score",'
                       '"criteria":["a","b"]}},"value":1e400}')
+    yield "big-integers", ('{"state":[18446744073709551615,'
+                           '-9223372036854775808,18446744073709551616,'
+                           '1e-400,-0],"questions":{}}')
+    yield "nan", '{"state":[NaN,-Infinity],"questions":{}}'
+    yield "long-state", compact({"state": "\u00e9" * 301, "questions": q})
+    yield "instructions-number", compact({"state": s, "questions": {"a": {
+        "type": "noul", "instructions": 3}}})
+    yield "options-256", compact({"state": s, "questions": {"c": {
+        "type": "choice", "criteria": {"o%d" % i: "" for i in range(256)}}}})
 
 
 def fingerprint_seeds():
@@ -150,6 +159,7 @@ TEMPLATES = [
     ("utf8-cap", "{{s}}{{s}}", None, {"s": "\u00e9\u00e9\u263a"}),
     ("repeat", "{{#l}}{{#l}}{{#l}}{{x}}{{/l}}{{/l}}{{/l}}", None,
      {"l": [1, 2, 3, 4], "x": "ab"}),
+    ("costly", "{{#l}}" * 4 + "{{/l}}" * 4, None, {"l": [0] * 50}),
 ]
 
 

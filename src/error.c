@@ -1,6 +1,7 @@
 /* error.c: the table of error codes and the setter every module uses. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -44,14 +45,15 @@ int
 error_set(struct error *e, enum err_code code, const char *field,
     const char *fmt, ...)
 {
-	char	 reason[sizeof(e->message) - 160];
+	char	 reason[sizeof(e->message) - 160], *f;
 	va_list	 ap;
 
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	/* A bound (here, or a caller's "%.40s") may have cut a character
-	 * of a name in two: the message is sent as a JSON string. */
+	/* A bound (here, or a caller's "%.40s" or buffer) may have cut a
+	 * character of a name in two: the message, the field and the
+	 * reason are sent as JSON strings. */
 	utf8_scrub(reason);
 
 	error_clear(e);
@@ -62,7 +64,10 @@ error_set(struct error *e, enum err_code code, const char *field,
 	}
 	snprintf(e->message, sizeof(e->message), "%.150s: %s", field, reason);
 	utf8_scrub(e->message);
-	error_detail(e, "field", json_object_new_string(field));
+	if ((f = strdup(field)) != NULL)
+		utf8_scrub(f);
+	error_detail(e, "field", json_object_new_string(f != NULL ? f : field));
+	free(f);
 	error_detail(e, "reason", json_object_new_string(reason));
 	return -1;
 }

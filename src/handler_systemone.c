@@ -266,6 +266,7 @@ ask_backend(struct req *r, struct eval *ev, struct error *e)
 		e->retry_after_ms = 30000;
 		return -1;
 	}
+	store_read_end(r->store);	/* nothing open during the call */
 	start = clock_mono_us();
 	rc = backend_evaluate(r->store, r->settings, &ev->backend, ev->state,
 	    ev->questions, &ev->ba, e);

@@ -10,6 +10,7 @@
 #include "http.h"
 #include "router.h"
 #include "settings.h"
+#include "store.h"
 
 enum need { NEED_NONE, NEED_KEY, NEED_ADMIN };
 
@@ -188,6 +189,8 @@ dispatch(struct req *r, struct error *e)
 	if (found == NULL)
 		return error_set(e, ERR_NOT_FOUND, NULL, "no such route: %s",
 		    r->path);
+	/* The lookups up to the first write share one snapshot. */
+	store_read_begin(r->store);
 	if (found->need != NEED_NONE &&
 	    auth_check(r->store, r->authorization, &r->app, e) == -1)
 		return -1;
@@ -210,5 +213,6 @@ router_dispatch(struct req *r)
 			error_set(&e, ERR_INTERNAL, NULL, "no answer");
 		http_error(r, &e);
 	}
+	store_read_end(r->store);
 	error_clear(&e);
 }

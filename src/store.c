@@ -1,6 +1,7 @@
 /* store.c: connections, migrations, the prepared-statement cache and the
  * transaction helpers every store_*.c file uses. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,11 +101,16 @@ pragmas(sqlite3 *db, const struct settings *s, struct error *e)
 
 	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
 	/* journal_size_limit: a WAL that grew while a long reader held an
-	 * old snapshot is cut back once a checkpoint has emptied it. */
+	 * old snapshot is cut back once a checkpoint has emptied it.
+	 * mmap_size: every write by another worker empties this
+	 * connection's page cache; mapped pages are read without a
+	 * system call each (bench/RESULTS.md). */
 	snprintf(sql, sizeof(sql),
 	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
-	    " PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=%d;",
-	    s->db_sync == DB_SYNC_FULL ? "FULL" : "NORMAL", STORE_WAL_LIMIT);
+	    " PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=%d;"
+	    " PRAGMA mmap_size=%d;",
+	    s->db_sync == DB_SYNC_FULL ? "FULL" : "NORMAL", STORE_WAL_LIMIT,
+	    STORE_MMAP_SIZE);
 	return exec(db, sql, e, "pragmas");
 }
 
@@ -136,8 +142,8 @@ attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 	if (rc != SQLITE_DONE)
 		return fail_db(db, e, "attach cache");
 	snprintf(sql, sizeof(sql), "PRAGMA cache.journal_mode=WAL;"
-	    " PRAGMA cache.synchronous=OFF; PRAGMA cache.journal_size_limit=%d;",
-	    STORE_WAL_LIMIT);
+	    " PRAGMA cache.synchronous=OFF; PRAGMA cache.journal_size_limit=%d;"
+	    " PRAGMA cache.mmap_size=%d;", STORE_WAL_LIMIT, STORE_MMAP_SIZE);
 	if (exec(db, sql, e, "cache pragmas") == -1)
 		return -1;
 	return exec(db, cache_sql, e, "cache tables");
@@ -228,7 +234,11 @@ busy(void *arg, int count)
 		st->busy_since_us = now;
 	if (now - st->busy_since_us > STORE_BUSY_TIMEOUT_MS * 1000)
 		return 0;
-	usleep(count < 20 ? 50 : 500);
+	/* The holder usually needs microseconds: yield first, then sleep. */
+	if (count < 10)
+		sched_yield();
+	else
+		usleep(count < 40 ? 50 : 500);
 	return 1;
 }
 
@@ -502,9 +512,36 @@ restore_sync(struct store *st)
 	error_clear(&e);
 }
 
+static const char SQL_BEGIN_READ[] = "BEGIN DEFERRED";
+
+void
+store_read_begin(struct store *st)
+{
+	struct error e = { 0 };
+
+	if (st != NULL && !st->in_tx && !st->in_read &&
+	    run(st, SQL_BEGIN_READ, &e, "begin read") == 0)
+		st->in_read = 1;
+	error_clear(&e);
+}
+
+void
+store_read_end(struct store *st)
+{
+	struct error e = { 0 };
+
+	if (st == NULL || !st->in_read)
+		return;
+	st->in_read = 0;
+	if (!sqlite3_get_autocommit(st->db))
+		run(st, SQL_COMMIT, &e, "end read");
+	error_clear(&e);
+}
+
 int
 store_begin(struct store *st, struct error *e)
 {
+	store_read_end(st);
 	if (run(st, SQL_BEGIN, e, "begin") == -1)
 		return -1;
 	st->in_tx = 1;
@@ -516,6 +553,7 @@ store_begin_counters(struct store *st, struct error *e)
 {
 	/* WAL frames are written in order: the next synchronous commit
 	 * (a decision, an outcome) makes these durable too. */
+	store_read_end(st);
 	if (st->sync_full && run(st, SQL_SYNC_NORMAL, e, "sync") == -1)
 		return -1;
 	st->sync_lowered = st->sync_full;

@@ -59,6 +59,12 @@ void	 store_ready(const struct settings *s, int *db_ok, int *cache_ok);
 
 /* A short write transaction: BEGIN IMMEDIATE ... COMMIT. */
 int	 store_begin(struct store *st, struct error *e);
+/* One read transaction for a request's lookups (key, application,
+ * schema, backend): one snapshot and one set of locks instead of one per
+ * statement.  Ended by store_read_end(), and by any store_begin*() or
+ * cache write; never held across a backend call. */
+void	 store_read_begin(struct store *st);
+void	 store_read_end(struct store *st);
 /* The same for counters that may be lost on power failure (rate and
  * quota): committed without fsync; design.md section 8. */
 int	 store_begin_counters(struct store *st, struct error *e);

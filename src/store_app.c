@@ -245,9 +245,10 @@ store_memo_put(struct store *st, const unsigned char mac[32],
     const char *prefix, int64_t now_ms)
 {
 	struct error	 e = { 0 };
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_MEMO_PUT, &e);
+	sqlite3_stmt	*stmt;
 
-	if (stmt != NULL) {
+	store_read_end(st);	/* a write must not upgrade a stale snapshot */
+	if ((stmt = store_stmt(st, SQL_MEMO_PUT, &e)) != NULL) {
 		sqlite3_bind_blob(stmt, 1, mac, 32, SQLITE_STATIC);
 		sqlite3_bind_text(stmt, 2, prefix, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(stmt, 3, now_ms);
@@ -288,6 +289,7 @@ store_auth_failure(struct store *st, const char *prefix, int64_t now_ms)
 	struct error	 e = { 0 };
 	sqlite3_stmt	*stmt;
 
+	store_read_end(st);	/* a write must not upgrade a stale snapshot */
 	if ((stmt = store_stmt(st, SQL_FAILURE_PRUNE, &e)) != NULL) {
 		sqlite3_bind_int64(stmt, 1, now_ms - 3600 * 1000);
 		store_exec_stmt(st, stmt, &e, "prune failures");
