@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -222,6 +223,23 @@ fastcgi.server = ( "/" => ((
                 reports.append(line)
         return reports
 
+    def sql(self, query, args=(), cache=False):
+        """Runs one statement on the database (or the cache) file, as an
+        operator would with sqlite3, and returns its rows."""
+        path = os.path.join(self.dir, "cache.db") if cache else self.db
+        db = sqlite3.connect(path, timeout=30)
+        try:
+            rows = db.execute(query, args).fetchall()
+            db.commit()
+            return rows
+        finally:
+            db.close()
+
+    def clear_cooldowns(self):
+        """Forgets every replica cool-down (the cache may be emptied at
+        any time), so that the next call really asks each replica."""
+        self.sql("DELETE FROM cooldowns", cache=True)
+
     def cleanup(self):
         self.stop()
         if os.environ.get("EVALGATE_KEEP") is None:
@@ -346,6 +364,12 @@ class TAP:
             except Exception:
                 self.ok(False, "%s raised" % fn.__name__,
                         traceback.format_exc())
+
+    def stop_clean(self, g, what="no sanitizer reports"):
+        """Stops g (workers exit, LeakSanitizer reports) and checks that
+        no sanitizer said anything."""
+        g.stop()
+        return self.eq(g.sanitizer_reports(), [], what)
 
     def done(self):
         print("1..%d" % self.n)

@@ -680,8 +680,7 @@ def main():
         if "pager" in state:
             t.run([test_export], g, adm, state)
         t.run([test_audit], g, adm, state)
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "no sanitizer reports")
+        t.stop_clean(g)
     finally:
         g.cleanup()
     return t.done()

@@ -195,8 +195,7 @@ def main():
         c.start()
         key, root = setup(c)
         t.run([test_control], c, key, root)
-        c.stop()
-        t.eq(c.sanitizer_reports(), [], "control: no sanitizer reports")
+        t.stop_clean(c, "control: no sanitizer reports")
     finally:
         c.cleanup()
     print("# test_apache took %.1f s" % (time.time() - began))

@@ -520,8 +520,7 @@ def main():
         test_route(t, g, report, html, g.admin_key, key)
         screenshot(t, html)
         test_apply(t, g, up, report, key)
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "no sanitizer reports")
+        t.stop_clean(g)
     except Exception:
         import traceback
         t.ok(False, "raised", traceback.format_exc())

@@ -334,7 +334,7 @@ def test_faults(t, g, key, faulty):
                  "missing_option", "wrong_shape", "hang", "reset", "huge"):
         # A cooled-down replica is still tried when it is the only one;
         # clear the cool-down anyway so that each mode is really sent.
-        clear_cooldowns(g)
+        g.clear_cooldowns()
         r, took = fault(t, g, key, faulty, mode)
         if t.error_is(r, 503, "backend_unavailable",
                       "upstream %s: 503 backend_unavailable" % mode):
@@ -344,21 +344,13 @@ def test_faults(t, g, key, faulty):
         t.ok(took < 10, "%s: answered in %.1f s (timeout 1.5 s)" %
              (mode, took))
         t.ok(len(faulty.requests()) >= 1, "%s: the upstream was asked" % mode)
-    clear_cooldowns(g)
+    g.clear_cooldowns()
     r, _ = fault(t, g, key, faulty, "slow", delay_ms=300)
     t.eq(r.status, 200, "a slow upstream within the timeout answers")
     r = post(g, key, {"state": "s", "questions": {
         "viafaulty_q": {"type": "choice", "criteria": {"x": None, "y": None}}}})
     t.eq(r.status, 200, "after every fault, service resumes")
 
-
-def clear_cooldowns(g):
-    db = sqlite3.connect(os.path.join(g.dir, "cache.db"), timeout=10)
-    try:
-        db.execute("DELETE FROM cooldowns")
-        db.commit()
-    finally:
-        db.close()
 
 
 def test_failover(t, g, key):
@@ -415,8 +407,7 @@ def main():
         t.ok("upstream-secret-1" not in g.log(),
              "the upstream key is never logged")
         t.ok("hello there" not in g.log(), "the state is never logged")
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "no sanitizer reports")
+        t.stop_clean(g)
     finally:
         g.cleanup()
         up.stop()

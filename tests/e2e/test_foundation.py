@@ -160,8 +160,7 @@ def main():
         t.run([test_expired_and_revoked, test_argon2_once,
                test_guessing_throttled, test_ready_fails_without_database],
               g)
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "no sanitizer reports")
+        t.stop_clean(g)
     finally:
         g.cleanup()
     return t.done()

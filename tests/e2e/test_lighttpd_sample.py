@@ -24,8 +24,7 @@ def main():
         t.run([test_body_limit], g, key, 2 * LIMIT, 413)
         t.run([test_admin_listener], g, key, root)
         t.run([test_several_workers], g, key)
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "no sanitizer reports")
+        t.stop_clean(g)
     finally:
         g.cleanup()
     return t.done()

@@ -407,8 +407,7 @@ def main():
                test_both_refuse, test_update_and_defaults,
                test_persistence], g, clock)
         t.ok(STATE not in g.log(), "the state is never logged")
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "no sanitizer reports")
+        t.stop_clean(g)
     finally:
         g.cleanup()
     return t.done()

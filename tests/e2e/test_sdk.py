@@ -200,8 +200,7 @@ def main():
             run_node(t, g, *keys)
         t.ok(keys[0] not in g.log() and keys[1] not in g.log(),
              "keys are never logged")
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "no sanitizer reports")
+        t.stop_clean(g)
     finally:
         g.cleanup()
     return t.done()

@@ -435,8 +435,7 @@ def main():
         t.run([test_console], g)
         t.ok(NASTY not in g.log() and "kept" not in g.log(),
              "rendered states are never logged")
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "no sanitizer reports")
+        t.stop_clean(g)
     finally:
         g.cleanup()
         up.stop()

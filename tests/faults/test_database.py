@@ -128,8 +128,7 @@ def test_locked(t):
         r, took = evaluate(g, key)
         t.eq(r.status, 200, "locked: released, the next call is a 200")
         t.ok(took < 2, "locked: promptly (%.2f s)" % took)
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "locked: no sanitizer reports")
+        t.stop_clean(g, "locked: no sanitizer reports")
     finally:
         g.cleanup()
 
@@ -289,8 +288,7 @@ def test_readonly(t):
         codes = [evaluate(g, key)[0].status for _ in range(4)]
         t.eq(codes, [200] * 4, "read-only with a -shm: writable again, "
              "the workers reopen the database by themselves")
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "read-only: no sanitizer reports")
+        t.stop_clean(g, "read-only: no sanitizer reports")
     finally:
         if g is not None:
             g.cleanup()

@@ -624,8 +624,7 @@ def main():
         t.eq(sorted(g.worker_pids()), pids,
              "the workers that started are the ones still running")
         t.ok(STATE not in g.log(), "no state in the log")
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "no sanitizer reports")
+        t.stop_clean(g)
     finally:
         g.cleanup()
     return t.done()

@@ -309,8 +309,7 @@ def main():
         t.run([test_unknown_prefix], g, key, refusal)
         t.run([test_logs], g, key, "upstream-secret-key-5521", admin_key)
         t.run([test_admin_listener], g, admin_key)
-        g.stop()
-        t.eq(g.sanitizer_reports(), [], "no sanitizer reports")
+        t.stop_clean(g)
     finally:
         g.cleanup()
     t.run([test_pepper])
