@@ -131,7 +131,12 @@ def test_ready_fails_without_database(t, g):
         r = g.get("/health/ready")
         t.eq(r.status, 503, "ready is 503 when the database is gone")
         t.eq(r.json().get("database"), False, "and says the database")
+        t.eq(r.json().get("cache"), True, "and that the cache answers")
         t.ok("retry-after" in r.headers, "503 carries Retry-After")
+        err = r.json().get("error", {})
+        t.ok(err.get("code") == "service_unavailable" and
+             err.get("message") and isinstance(err.get("details"), dict),
+             "the 503 carries the spec's error object too", r.body)
     finally:
         os.rename(g.db + ".away", g.db)
     t.eq(g.get("/health/ready").status, 200, "ready again when it is back")
