@@ -101,16 +101,13 @@ pragmas(sqlite3 *db, const struct settings *s, struct error *e)
 
 	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
 	/* journal_size_limit: a WAL that grew while a long reader held an
-	 * old snapshot is cut back once a checkpoint has emptied it.
-	 * mmap_size: every write by another worker empties this
-	 * connection's page cache; mapped pages are read without a
-	 * system call each (bench/RESULTS.md). */
+	 * old snapshot is cut back once a checkpoint has emptied it.  No
+	 * mmap_size: mapped pages count as the worker's resident memory
+	 * and bought little (bench/RESULTS.md). */
 	snprintf(sql, sizeof(sql),
 	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
-	    " PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=%d;"
-	    " PRAGMA mmap_size=%d;",
-	    s->db_sync == DB_SYNC_FULL ? "FULL" : "NORMAL", STORE_WAL_LIMIT,
-	    STORE_MMAP_SIZE);
+	    " PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=%d;",
+	    s->db_sync == DB_SYNC_FULL ? "FULL" : "NORMAL", STORE_WAL_LIMIT);
 	return exec(db, sql, e, "pragmas");
 }
 
@@ -142,8 +139,8 @@ attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 	if (rc != SQLITE_DONE)
 		return fail_db(db, e, "attach cache");
 	snprintf(sql, sizeof(sql), "PRAGMA cache.journal_mode=WAL;"
-	    " PRAGMA cache.synchronous=OFF; PRAGMA cache.journal_size_limit=%d;"
-	    " PRAGMA cache.mmap_size=%d;", STORE_WAL_LIMIT, STORE_MMAP_SIZE);
+	    " PRAGMA cache.synchronous=OFF; PRAGMA cache.journal_size_limit=%d;",
+	    STORE_WAL_LIMIT);
 	if (exec(db, sql, e, "cache pragmas") == -1)
 		return -1;
 	return exec(db, cache_sql, e, "cache tables");

@@ -7,7 +7,6 @@
 #include "store.h"
 
 #define STORE_STMTS 128		/* prepared statements kept per process */
-#define STORE_MMAP_SIZE (256 * 1024 * 1024)	/* address space, not memory */
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_WAL_LIMIT	(4 << 20)	/* bytes a WAL is cut back to */
 #define STORE_RETRY_MS	1000		/* between attempts to reconnect */
