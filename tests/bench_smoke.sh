@@ -1,0 +1,31 @@
+#!/bin/bash
+# bench_smoke.sh: proves bench/run still works, as TAP: a 2-second run of
+# every scenario (an optimised build of its own, lighttpd, nginx, wrk).
+# Its figures mean nothing; bench/RESULTS.md holds real ones.
+set -u
+src=${EVALGATE_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+build=${EVALGATE_BUILDDIR:-$src}
+out=$build/bench-smoke.md
+log=$build/bench-smoke.log
+
+BENCH_BUILDDIR=$build/bench-build "$src/bench/run" --smoke --out "$out" \
+    >"$log" 2>&1
+rc=$?
+n=0
+check() {
+	n=$((n + 1))
+	if eval "$2"; then
+		echo "ok $n - $1"
+	else
+		echo "not ok $n - $1"
+		sed 's/^/#   /' "$log" | tail -20
+	fi
+}
+check "bench/run --smoke exits 0" '[ "$rc" -eq 0 ]'
+for s in floor "lexical full" "lexical normal" "upstream normal" \
+    "nginx direct"; do
+	check "a figure for $s" "grep -q '^| $s | [0-9]' '$out' 2>/dev/null"
+done
+check "the gateway-added latency is reported" \
+    "grep -q 'Gateway-added latency.*[0-9] ms' '$out' 2>/dev/null"
+echo "1..$n"
