@@ -116,6 +116,20 @@ app_update(struct op_ctx *c, json_object *in, json_object **out,
 	return 0;
 }
 
+/* Finishes a listing the store filled (rc from its _each function):
+ * {key: list} in *out, or the list released on failure. */
+static int
+listed(int rc, const char *key, json_object *list, json_object **out)
+{
+	if (rc == -1) {
+		json_object_put(list);
+		return -1;
+	}
+	*out = json_object_new_object();
+	json_object_object_add(*out, key, list);
+	return 0;
+}
+
 static void
 app_add(const struct app *a, void *arg)
 {
@@ -128,13 +142,8 @@ app_list(struct op_ctx *c, json_object *in, json_object **out,
 {
 	json_object *list = json_object_new_array();
 
-	if (store_app_each(c->st, app_add, list, e) == -1) {
-		json_object_put(list);
-		return -1;
-	}
-	*out = json_object_new_object();
-	json_object_object_add(*out, "applications", list);
-	return 0;
+	return listed(store_app_each(c->st, app_add, list, e), "applications",
+	    list, out);
 }
 
 static int
@@ -213,13 +222,8 @@ key_list(struct op_ctx *c, json_object *in, json_object **out,
 	    (name != NULL && find_app(c, name, &a, e) == -1))
 		return -1;
 	list = json_object_new_array();
-	if (store_key_each(c->st, a.id, key_add, list, e) == -1) {
-		json_object_put(list);
-		return -1;
-	}
-	*out = json_object_new_object();
-	json_object_object_add(*out, "keys", list);
-	return 0;
+	return listed(store_key_each(c->st, a.id, key_add, list, e), "keys",
+	    list, out);
 }
 
 /* The catalog: backends, schemas, grants, templates. */
@@ -258,15 +262,6 @@ opt_version(json_object *in, int64_t *version, struct error *e)
 {
 	*version = 0;
 	return ju_opt_int(in, "version", 1, LIMIT_MAX, version, NULL, e);
-}
-
-static json_object *
-listing(const char *key, json_object *list)
-{
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, key, list);
-	return o;
 }
 
 /* What a kind of backend needs besides its name: built-in kinds have no
@@ -537,12 +532,8 @@ backend_list(struct op_ctx *c, json_object *in, json_object **out,
 {
 	json_object *list = json_object_new_array();
 
-	if (store_backend_each(c->st, 0, backend_add_json, list, e) == -1) {
-		json_object_put(list);
-		return -1;
-	}
-	*out = listing("backends", list);
-	return 0;
+	return listed(store_backend_each(c->st, 0, backend_add_json, list, e),
+	    "backends", list, out);
 }
 
 /* Schemas and grants. */
@@ -666,12 +657,7 @@ schema_list(struct op_ctx *c, json_object *in, json_object **out,
 	    slug != NULL && json_object_array_length(r.list) == 0)
 		rc = not_found(e, "schema", slug);
 	json_object_put(r.backends);
-	if (rc == -1) {
-		json_object_put(r.list);
-		return -1;
-	}
-	*out = listing("schemas", r.list);
-	return 0;
+	return listed(rc, "schemas", r.list, out);
 }
 
 static int
@@ -820,12 +806,8 @@ template_list(struct op_ctx *c, json_object *in, json_object **out,
 {
 	json_object *list = json_object_new_array();
 
-	if (store_template_each(c->st, template_add_json, list, e) == -1) {
-		json_object_put(list);
-		return -1;
-	}
-	*out = listing("templates", list);
-	return 0;
+	return listed(store_template_each(c->st, template_add_json, list, e),
+	    "templates", list, out);
 }
 
 /* An unknown template is a render error, as it is for a request. */

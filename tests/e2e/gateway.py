@@ -150,7 +150,10 @@ fastcgi.server = ( "/" => ((
                                          self.dir, "lighttpd.out"), "w"))
         if not wait_port(self.port):
             raise RuntimeError("lighttpd did not start: " + self.log())
-        # The workers are up once the health route answers.
+        return self.wait_ready()
+
+    def wait_ready(self):
+        """The workers are up once the health route answers."""
         end = time.time() + 15
         while time.time() < end:
             try:
@@ -541,15 +544,7 @@ FcgidProcessTableFile "%(dir)s/fcgid/shm"
                  "LANG": "C"})
         if not wait_port(self.port) or not wait_port(self.admin_port):
             raise RuntimeError("apache2 did not start: " + self.log())
-        end = time.time() + 15
-        while time.time() < end:
-            try:
-                if self.get("/health").status == 200:
-                    return self
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("gateway did not answer: " + self.log())
+        return self.wait_ready()
 
     def worker_pids(self):
         """The workers: descendants of Apache running the built worker
