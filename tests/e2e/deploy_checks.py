@@ -12,7 +12,6 @@ absolute request-target naming the internal port, on the public port:
 import json
 import os
 import re
-import sqlite3
 import threading
 import time
 
@@ -38,14 +37,6 @@ def setup(g):
     key = g.new_key("client", "--rate-per-minute", "100000")
     a("grant", "client", "demo")
     return key, g.new_key("root", "--admin", "--rate-per-minute", "100000")
-
-
-def db_rows(g, sql, *args):
-    db = sqlite3.connect(g.db, timeout=10)
-    try:
-        return db.execute(sql, args).fetchall()
-    finally:
-        db.close()
 
 
 def test_health(t, g):
@@ -99,8 +90,8 @@ def test_evaluation_and_outcome(t, g, key):
     t.eq(g.post(path, body, key=key).status, 200, "the same again: 200")
     t.error_is(g.post(path, {"answers": {"sentiment": "positive"}}, key=key),
                409, "conflict", "a different value: 409 conflict")
-    t.eq(db_rows(g, "SELECT question, value FROM outcomes WHERE "
-                 "decision_id = ? ORDER BY question", did),
+    t.eq(g.sql("SELECT question, value FROM outcomes WHERE "
+               "decision_id = ? ORDER BY question", (did,)),
          [("refund", "true"), ("sentiment", '"negative"')],
          "the outcomes are in the database")
 
@@ -178,15 +169,15 @@ def test_admin_listener(t, g, key, root):
     r = g.post("/admin/v1/applications", {"name": "intruder"}, key=root,
                headers=spoof)
     t.eq(r.status, 404, "POST with the spoofed Host: 404")
-    t.eq(db_rows(g, "SELECT count(*) FROM applications WHERE name = ?",
-                 "intruder"), [(0,)], "and nothing was created")
+    t.eq(g.sql("SELECT count(*) FROM applications WHERE name = ?",
+               ("intruder",)), [(0,)], "and nothing was created")
 
 
 def test_several_workers(t, g, key):
     """Evaluations at once over the pool: every one answered and recorded
     once, by more than one worker process."""
     n = 16
-    before = db_rows(g, "SELECT count(*) FROM decisions")[0][0]
+    before = g.sql("SELECT count(*) FROM decisions")[0][0]
     results, pids = [], set()
     lock = threading.Lock()
 
@@ -205,9 +196,22 @@ def test_several_workers(t, g, key):
          "%d evaluations at once: all 200" % n)
     ids = {r.json()["x_decision_id"] for r in results if r.status == 200}
     t.eq(len(ids), n, "%d distinct decisions" % n)
-    after = db_rows(g, "SELECT count(*) FROM decisions")[0][0]
+    after = g.sql("SELECT count(*) FROM decisions")[0][0]
     t.eq(after - before, n, "each recorded once in the one database")
     t.ok(len(pids) >= 2, "served by several worker processes", pids)
     t.ok(len(g.worker_pids()) <= g.workers + 2,
          "no more workers than the pool allows (public and internal)",
          g.worker_pids())
+
+
+def run_shared(t, g, over_limit_status):
+    """Every check above, in order, on a started gateway g whose web
+    server answers bodies over twice the limit itself with
+    over_limit_status.  Returns (key, admin key)."""
+    key, root = setup(g)
+    t.run([test_health], g)
+    t.run([test_auth, test_evaluation_and_outcome, test_errors], g, key)
+    t.run([test_body_limit], g, key, 2 * LIMIT, over_limit_status)
+    t.run([test_admin_listener], g, key, root)
+    t.run([test_several_workers], g, key)
+    return key, root

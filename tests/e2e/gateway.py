@@ -69,16 +69,16 @@ class Gateway:
                  worker=None):
         self.dir = tempfile.mkdtemp(prefix="evalgate-e2e-")
         self.worker = worker or WORKER  # another FastCGI program: bench/
-        self.db = os.path.join(self.dir, "evalgate.db")
         self.port = free_port()
         self.admin_port = free_port() if admin_listener else None
         self.workers = workers
         self.env = {
-            "SERVICE_DB_PATH": self.db,
+            "SERVICE_DB_PATH": os.path.join(self.dir, "evalgate.db"),
             "SERVICE_ADMIN_LISTEN": "127.0.0.1:%d" % self.admin_port
             if admin_listener else "",
         }
         self.env.update(env or {})
+        self.db = self.env["SERVICE_DB_PATH"]   # the caller's, if given
         self.proc = None
         self.admin("init")
 

@@ -18,11 +18,7 @@ import signal
 import threading
 import time
 
-from deploy_checks import (LIMIT, setup, evaluate_body, wait_for,
-                           test_health, test_auth,
-                           test_evaluation_and_outcome, test_errors,
-                           test_body_limit, test_admin_listener,
-                           test_several_workers)
+from deploy_checks import LIMIT, setup, evaluate_body, wait_for, run_shared
 from gateway import ApacheGateway, TAP, Upstream
 
 
@@ -152,13 +148,8 @@ def main():
     g = ApacheGateway(workers=3)
     try:
         g.start()
-        key, root = setup(g)
-        t.run([test_health], g)
-        t.run([test_auth, test_evaluation_and_outcome, test_errors], g, key)
         # FcgidMaxRequestLen: twice the body limit; mod_fcgid's HTML 500.
-        t.run([test_body_limit], g, key, 2 * LIMIT, 500)
-        t.run([test_admin_listener], g, key, root)
-        t.run([test_several_workers], g, key)
+        run_shared(t, g, 500)
         t.run([test_stop], g)
     finally:
         g.cleanup()

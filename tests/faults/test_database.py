@@ -178,7 +178,6 @@ def test_full(t):
     try:
         g = Gateway(workers=2, env={
             "SERVICE_DB_PATH": os.path.join(d, "evalgate.db")})
-        g.db = os.path.join(d, "evalgate.db")
         key = setup(g)
         g.start()
         pids = sorted(g.worker_pids())
@@ -227,7 +226,6 @@ def test_readonly(t):
     try:
         g = Gateway(workers=2, env={
             "SERVICE_DB_PATH": os.path.join(d, "evalgate.db")})
-        g.db = os.path.join(d, "evalgate.db")
         key = setup(g)
         g.start()
         r, _ = evaluate(g, key)
