@@ -85,6 +85,8 @@ frames_path(const struct frame *f, size_t n, char *buf, size_t size)
 
 	buf[0] = '\0';
 	for (i = 0; i < n && o + 1 < size; i++) {
+		if (!f[i].array && f[i].key == NULL)
+			continue;	/* an object before its first key */
 		if (f[i].array)
 			w = snprintf(buf + o, size - o, "[%zu]", f[i].index);
 		else
@@ -148,6 +150,11 @@ ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 		case 'N':
 		case 'I':
 			why = "NaN and Infinity are not JSON numbers";
+			continue;
+		case '\'':
+			/* json-c's strict mode still takes 'key': not JSON,
+			 * and this scan could not follow it. */
+			why = "single-quoted strings are not JSON";
 			continue;
 		}
 		if (text[i] != '-' && (text[i] < '0' || text[i] > '9')) {
