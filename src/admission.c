@@ -1,7 +1,10 @@
 /* admission.c: GCRA rate limit and daily quota (see admission.h). */
+#include <string.h>
+
 #include "admission.h"
 #include "clock.h"
 #include "http.h"
+#include "log.h"
 #include "settings.h"
 #include "store.h"
 
@@ -63,7 +66,8 @@ refuse(const struct admit *a, struct error *e)
 }
 
 int
-admission_charge(struct req *r, int64_t cost, struct error *e)
+admission_charge(struct req *r, int64_t cost, struct charge *c,
+    struct error *e)
 {
 	struct admit	 a = { 0 };
 	char		 day[11];
@@ -89,6 +93,10 @@ admission_charge(struct req *r, int64_t cost, struct error *e)
 	if (store_admission_write(r->store, r->app.id, day, a.new_tat_ms,
 	    a.new_used, cost > 0, e) == -1 || store_commit(r->store, e) == -1)
 		goto fail;
+	if (c != NULL) {
+		memcpy(c->day, day, sizeof(c->day));
+		c->units = cost;
+	}
 	http_header(r, "RateLimit-Policy",
 	    "\"minute\";q=%lld;w=60, \"day\";q=%lld;w=86400",
 	    (long long)a.rate, (long long)a.quota);
@@ -100,4 +108,18 @@ admission_charge(struct req *r, int64_t cost, struct error *e)
 fail:
 	store_rollback(r->store);
 	return -1;
+}
+
+void
+admission_settle(struct req *r, struct charge *c)
+{
+	struct error e = { 0 };
+
+	if (c->units > 0 && store_quota_charge(r->store, r->app.id, c->day,
+	    c->units, &e) == -1)
+		log_warn("quota: %lld units of application %lld not written "
+		    "to the database: %s", (long long)c->units,
+		    (long long)r->app.id, e.message);
+	c->units = 0;
+	error_clear(&e);
 }

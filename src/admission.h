@@ -8,10 +8,13 @@
  * per call, and a sliding-window counter only estimates the previous
  * window's share, so neither is exact at that price.  When the rate of
  * an application changes, the share of the minute's allowance already
- * used carries over.  Quota: cost units per UTC day in the database,
- * which must survive a restart.  Both are read, decided and written in one
- * BEGIN IMMEDIATE transaction, so workers never overshoot, and a refused
- * call writes nothing. */
+ * used carries over.  Quota: cost units per UTC day.  Both are read,
+ * decided and written in one short transaction on the cache file, so
+ * workers never overshoot, a refused call writes nothing, and admission
+ * never waits for a decision being written to the database.  The
+ * database's counter of the day, which must survive a restart, is
+ * charged with the decision, or by admission_settle() for a call that
+ * ends without one; admission counts the larger of the two. */
 #ifndef EVALGATE_ADMISSION_H
 #define EVALGATE_ADMISSION_H
 
@@ -39,11 +42,22 @@ struct admit {
 };
 void	admission_decide(struct admit *a);
 
+/* The quota units an admitted call still owes the database's counter. */
+struct charge {
+	char	day[11];	/* UTC "YYYY-MM-DD" of the admission */
+	int64_t	units;		/* 0 once charged */
+};
+
 /* Charges r->app for one call of the given quota cost (0 for routes
- * other than POST /v1/systemone).  0, adding the RateLimit-Policy and
- * RateLimit headers, or -1 with e set (429 rate_limited or
- * quota_exceeded with the later retry time; 503 if the database is
- * busy). */
-int	admission_charge(struct req *r, int64_t cost, struct error *e);
+ * other than POST /v1/systemone; c may then be NULL).  0, adding the
+ * RateLimit-Policy and RateLimit headers and filling c, or -1 with e set
+ * (429 rate_limited or quota_exceeded with the later retry time; 503 if
+ * the database is busy). */
+int	admission_charge(struct req *r, int64_t cost, struct charge *c,
+	    struct error *e);
+/* Writes what c still owes to the database's counter, for a call that
+ * ends without a decision (which would have carried it).  A failure is
+ * logged: the running total in the cache still counts the units. */
+void	admission_settle(struct req *r, struct charge *c);
 
 #endif

@@ -38,6 +38,7 @@ struct eval {
 	json_object		*answers;	/* owned: name -> answer */
 	json_object		*dists;		/* owned: name -> distribution */
 	int64_t			 backend_ms;
+	struct charge		 charge;	/* owed until recorded */
 	char			 id[UUID7_LEN + 1];
 };
 
@@ -329,6 +330,8 @@ record(struct req *r, struct eval *ev, int64_t gateway_ms, struct error *e)
 	d.output_tokens = ev->ba.output_tokens;
 	d.latency_gateway_ms = gateway_ms;
 	d.latency_backend_ms = ev->backend_ms;
+	d.quota_day = ev->charge.day;
+	d.quota_units = ev->charge.units;
 	return store_decision_insert(r->store, &d, ev->questions, ev->answers,
 	    ev->dists, e);
 }
@@ -376,10 +379,15 @@ handle_systemone(struct req *r, struct error *e)
 	memset(&ev, 0, sizeof(ev));
 	if (parse(r, &ev, e) == -1 ||
 	    admission_charge(r, 1 + (int64_t)json_object_object_length(
-	    ev.questions), e) == -1 ||
-	    ask_backend(r, &ev, e) == -1 ||
-	    build_answers(&ev, e) == -1)
+	    ev.questions), &ev.charge, e) == -1)
 		goto out;
+	if (ask_backend(r, &ev, e) == -1 || build_answers(&ev, e) == -1) {
+		/* A call the backend failed still costs its units.  (One
+		 * the database refused to record is not charged there
+		 * again: that would wait for the same lock twice.) */
+		admission_settle(r, &ev.charge);
+		goto out;
+	}
 	gateway_ms = (clock_mono_us() - r->start_us + 500) / 1000 -
 	    ev.backend_ms;
 	if (gateway_ms < 0)

@@ -94,6 +94,7 @@ main(void)
 		router_dispatch(&r);
 		req_free(&r);
 		FCGX_Finish_r(&fcgi);
+		store_idle(store);
 	}
 	FCGX_Free(&fcgi, 1);
 	store_close(store);

@@ -16,7 +16,7 @@ enum need { NEED_NONE, NEED_KEY, NEED_ADMIN };
 
 /* Who charges the rate limit: nobody (no key), the router (cost 0), or
  * the handler itself, once it knows the call's quota cost. */
-enum charge { CHARGE_NONE, CHARGE_ROUTER, CHARGE_HANDLER };
+enum charged_by { CHARGE_NONE, CHARGE_ROUTER, CHARGE_HANDLER };
 
 enum route {
 	ROUTE_HEALTH,
@@ -55,7 +55,7 @@ static const struct route_def {
 	const char	*pattern;
 	handler_fn	 fn;
 	enum need	 need;
-	enum charge	 charge;
+	enum charged_by	 charge;
 	int		 arg;		/* given to fn in r->route_arg */
 } routes[ROUTE__MAX] = {
 	[ROUTE_HEALTH] = { "GET", "/health", handle_health, NEED_NONE,
@@ -197,7 +197,8 @@ dispatch(struct req *r, struct error *e)
 	if (found->need == NEED_ADMIN && !r->app.is_admin)
 		return error_set(e, ERR_FORBIDDEN, NULL,
 		    "this key's application is not an administrator");
-	if (found->charge == CHARGE_ROUTER && admission_charge(r, 0, e) == -1)
+	if (found->charge == CHARGE_ROUTER &&
+	    admission_charge(r, 0, NULL, e) == -1)
 		return -1;
 	r->route_arg = found->arg;
 	return found->fn(r, e);

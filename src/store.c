@@ -38,6 +38,9 @@ static const char cache_sql[] =
 	" ON auth_failures(prefix, at_ms);"
 	"CREATE TABLE IF NOT EXISTS cache.rate_windows ("
 	" app_id INTEGER PRIMARY KEY, tat_ms INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS cache.quota_today ("
+	" app_id INTEGER PRIMARY KEY, day TEXT NOT NULL,"
+	" used INTEGER NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS cache.cooldowns ("
 	" url TEXT PRIMARY KEY, until_ms INTEGER NOT NULL) WITHOUT ROWID;";
 
@@ -239,6 +242,47 @@ busy(void *arg, int count)
 	return 1;
 }
 
+static const char *const ckpt_files[2] = { "main", "cache" };
+
+/* Replaces SQLite's autocheckpoint, which once the WAL holds 1000
+ * frames tries again after every commit: while the other worker reads,
+ * each try copies a few frames and pays two fsyncs.  Here a checkpoint
+ * is due once per STORE_CKPT_FRAMES new frames, and runs after the
+ * answer has gone (store_idle). */
+static int
+wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	struct store	*st = arg;
+	int		 i = strcmp(name, ckpt_files[0]) != 0;
+
+	(void)db;
+	if (frames < st->ckpt[i].seen)		/* the WAL was restarted */
+		st->ckpt[i].next = 0;
+	st->ckpt[i].seen = frames;
+	if (frames >= STORE_CKPT_FRAMES && frames >= st->ckpt[i].next) {
+		st->ckpt[i].due = 1;
+		st->ckpt[i].next = frames + STORE_CKPT_FRAMES;
+	}
+	return SQLITE_OK;
+}
+
+void
+store_idle(struct store *st)
+{
+	size_t i;
+
+	if (st->db == NULL)
+		return;
+	for (i = 0; i < 2; i++)
+		if (st->ckpt[i].due) {
+			/* Passive: copies what no reader still needs and
+			 * never waits; a busy or failed try is harmless. */
+			sqlite3_wal_checkpoint_v2(st->db, ckpt_files[i],
+			    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+			st->ckpt[i].due = 0;
+		}
+}
+
 /* Closes the connection and forgets its statements. */
 static void
 disconnect(struct store *st)
@@ -252,7 +296,7 @@ disconnect(struct store *st)
 	}
 	sqlite3_close(st->db);
 	st->db = NULL;
-	st->in_tx = st->sync_lowered = st->stale = 0;
+	st->in_tx = st->stale = 0;
 }
 
 /* Opens st's connection: 0, or -1 with e set and st unconnected. */
@@ -268,6 +312,8 @@ connect_db(struct store *st, struct error *e)
 	if (pragmas(st->db, s, e) == -1 || attach_cache(st->db, s, e) == -1)
 		goto fail;
 	sqlite3_busy_handler(st->db, busy, st);
+	sqlite3_wal_hook(st->db, wal_hook, st);
+	memset(st->ckpt, 0, sizeof(st->ckpt));
 	if ((v = user_version(st->db)) != SCHEMA_VERSION) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "%s: schema version %d, "
 		    "want %d: run evalgate-admin init", s->db_path, v,
@@ -306,7 +352,6 @@ store_open(const struct settings *s, struct error *e)
 		return NULL;
 	}
 	st->settings = s;
-	st->sync_full = s->db_sync == DB_SYNC_FULL;
 	if (connect_db(st, e) == -1) {
 		store_close(st);
 		return NULL;
@@ -322,7 +367,6 @@ store_open_lazy(const struct settings *s)
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
 	st->settings = s;
-	st->sync_full = s->db_sync == DB_SYNC_FULL;
 	store_maintain(st);
 	return st;
 }
@@ -484,11 +528,12 @@ store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v)
 		sqlite3_bind_null(stmt, i);
 }
 
-static const char SQL_BEGIN[] = "BEGIN IMMEDIATE";
+static const char SQL_BEGIN[] = "BEGIN";
 static const char SQL_COMMIT[] = "COMMIT";
 static const char SQL_ROLLBACK[] = "ROLLBACK";
-static const char SQL_SYNC_NORMAL[] = "PRAGMA main.synchronous=NORMAL";
-static const char SQL_SYNC_FULL[] = "PRAGMA main.synchronous=FULL";
+/* An empty write, to take one file's write lock (see store_begin). */
+static const char SQL_LOCK_MAIN[] = "DELETE FROM main.quota_days WHERE 0";
+static const char SQL_LOCK_CACHE[] = "DELETE FROM cache.rate_windows WHERE 0";
 
 static int
 run(struct store *st, const char *sql, struct error *e, const char *what)
@@ -498,26 +543,13 @@ run(struct store *st, const char *sql, struct error *e, const char *what)
 	return stmt == NULL ? -1 : store_exec_stmt(st, stmt, e, what);
 }
 
-/* Back to the configured durability after a counters transaction. */
-static void
-restore_sync(struct store *st)
-{
-	struct error e = { 0 };
-
-	if (st->sync_lowered && run(st, SQL_SYNC_FULL, &e, "sync") == 0)
-		st->sync_lowered = 0;
-	error_clear(&e);
-}
-
-static const char SQL_BEGIN_READ[] = "BEGIN DEFERRED";
-
 void
 store_read_begin(struct store *st)
 {
 	struct error e = { 0 };
 
 	if (st != NULL && !st->in_tx && !st->in_read &&
-	    run(st, SQL_BEGIN_READ, &e, "begin read") == 0)
+	    run(st, SQL_BEGIN, &e, "begin read") == 0)
 		st->in_read = 1;
 	error_clear(&e);
 }
@@ -535,30 +567,35 @@ store_read_end(struct store *st)
 	error_clear(&e);
 }
 
-int
-store_begin(struct store *st, struct error *e)
+/* BEGIN IMMEDIATE would take the write lock of both files, so that a
+ * decision waited for the other worker's rate window and the reverse.
+ * Instead the first statement is an empty write to the one file the
+ * transaction writes: its lock is taken there, waiting in busy(), before
+ * anything is read, which is all IMMEDIATE does, for that file alone. */
+static int
+begin_locked(struct store *st, const char *lock, struct error *e)
 {
 	store_read_end(st);
 	if (run(st, SQL_BEGIN, e, "begin") == -1)
 		return -1;
 	st->in_tx = 1;
+	if (run(st, lock, e, "lock") == -1) {
+		store_rollback(st);
+		return -1;
+	}
 	return 0;
+}
+
+int
+store_begin(struct store *st, struct error *e)
+{
+	return begin_locked(st, SQL_LOCK_MAIN, e);
 }
 
 int
 store_begin_counters(struct store *st, struct error *e)
 {
-	/* WAL frames are written in order: the next synchronous commit
-	 * (a decision, an outcome) makes these durable too. */
-	store_read_end(st);
-	if (st->sync_full && run(st, SQL_SYNC_NORMAL, e, "sync") == -1)
-		return -1;
-	st->sync_lowered = st->sync_full;
-	if (store_begin(st, e) == -1) {
-		restore_sync(st);
-		return -1;
-	}
-	return 0;
+	return begin_locked(st, SQL_LOCK_CACHE, e);
 }
 
 int
@@ -569,7 +606,6 @@ store_commit(struct store *st, struct error *e)
 		return -1;
 	}
 	st->in_tx = 0;
-	restore_sync(st);
 	return 0;
 }
 
@@ -584,7 +620,6 @@ store_rollback(struct store *st)
 	if (!sqlite3_get_autocommit(st->db))
 		run(st, SQL_ROLLBACK, &e, "rollback");
 	error_clear(&e);
-	restore_sync(st);
 }
 
 static const char SQL_AUDIT[] =

@@ -53,11 +53,15 @@ struct store *store_open_lazy(const struct settings *s);
  * a query found it unable to write or read its files; at most every
  * STORE_RETRY_MS. */
 void	 store_maintain(struct store *st);
+/* After a request is answered: the work that need not delay an answer
+ * (a WAL checkpoint the last commits made due). */
+void	 store_idle(struct store *st);
 void	 store_close(struct store *st);
 /* Whether each file answers a query, on fresh read-only connections. */
 void	 store_ready(const struct settings *s, int *db_ok, int *cache_ok);
 
-/* A short write transaction: BEGIN IMMEDIATE ... COMMIT. */
+/* A short write transaction on the database, holding its write lock
+ * from the start (as BEGIN IMMEDIATE would, without the cache's). */
 int	 store_begin(struct store *st, struct error *e);
 /* One read transaction for a request's lookups (key, application,
  * schema, backend): one snapshot and one set of locks instead of one per
@@ -65,8 +69,9 @@ int	 store_begin(struct store *st, struct error *e);
  * cache write; never held across a backend call. */
 void	 store_read_begin(struct store *st);
 void	 store_read_end(struct store *st);
-/* The same for counters that may be lost on power failure (rate and
- * quota): committed without fsync; design.md section 8. */
+/* The same on the cache file, for the admission counters: it never
+ * waits for a decision being written, and commits without fsync
+ * (design.md section 8). */
 int	 store_begin_counters(struct store *st, struct error *e);
 int	 store_commit(struct store *st, struct error *e);
 void	 store_rollback(struct store *st);
@@ -226,11 +231,14 @@ struct decision {
 	int64_t		 output_tokens;
 	int64_t		 latency_gateway_ms;
 	int64_t		 latency_backend_ms;
+	const char	*quota_day;		/* borrowed: "YYYY-MM-DD" */
+	int64_t		 quota_units;		/* charged with it */
 };
 
 /* Records d with, per question of questions (in order), its answer and
  * its untempered distribution (members of answers and dists, borrowed),
- * in one write transaction. */
+ * and adds its quota units to the day's counter, in one write
+ * transaction. */
 int	 store_decision_insert(struct store *st, const struct decision *d,
 	    json_object *questions, json_object *answers, json_object *dists,
 	    struct error *e);
@@ -308,14 +316,23 @@ int	 store_calibration_each(struct store *st, int64_t schema_id,
 	    int (*fn)(const struct calibration_row *, void *, struct error *),
 	    void *arg, struct error *e);
 
-/* Admission state of an application: the GCRA arrival time (cache) and
- * the units used on a UTC day "YYYY-MM-DD" (database).  Inside the
- * caller's transaction.  write_used 0 leaves the day's row alone. */
+/* Admission state of an application, inside a store_begin_counters()
+ * transaction: the GCRA arrival time, and the units used on a UTC day
+ * "YYYY-MM-DD".  The cache keeps the day's running total, charged at
+ * admission; the database's counter is charged with the decision (or by
+ * store_quota_charge), so it survives a restart and the running total
+ * is ahead of it only by the calls in flight.  The units used are the
+ * larger of the two: a deleted cache starts again from the database.
+ * write_used 0 leaves the day's total alone. */
 int	 store_admission_read(struct store *st, int64_t app_id,
 	    const char *day, int64_t *tat_ms, int64_t *used, struct error *e);
 int	 store_admission_write(struct store *st, int64_t app_id,
 	    const char *day, int64_t tat_ms, int64_t used, int write_used,
 	    struct error *e);
+/* Adds units to the database's counter of the day, in a transaction of
+ * its own: for an admitted call that ends without a decision. */
+int	 store_quota_charge(struct store *st, int64_t app_id,
+	    const char *day, int64_t units, struct error *e);
 
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,

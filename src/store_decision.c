@@ -83,7 +83,8 @@ store_decision_insert(struct store *st, const struct decision *d,
 		return -1;
 	if (insert_decision(st, d, e) == -1 ||
 	    insert_answers(st, d->id, questions, answers, dists, e) == -1 ||
-	    store_commit(st, e) == -1) {
+	    store_quota_add(st, d->app_id, d->quota_day, d->quota_units,
+	    e) == -1 || store_commit(st, e) == -1) {
 		store_rollback(st);
 		return -1;
 	}

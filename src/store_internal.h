@@ -10,6 +10,7 @@
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_WAL_LIMIT	(4 << 20)	/* bytes a WAL is cut back to */
 #define STORE_RETRY_MS	1000		/* between attempts to reconnect */
+#define STORE_CKPT_FRAMES 1000		/* WAL frames between checkpoints */
 
 struct store {
 	const struct settings *settings;	/* borrowed, process-wide */
@@ -26,9 +27,14 @@ struct store {
 	} stmts[STORE_STMTS];
 	int		 in_tx;
 	int		 in_read;	/* store_read_begin() */
-	int		 sync_full;	/* SERVICE_DB_SYNC=full */
-	int		 sync_lowered;	/* NORMAL for a counters tx */
 	int64_t		 busy_since_us;	/* busy(): first wait */
+	/* Checkpoints, per file (0 main, 1 cache): the WAL hook notes one
+	 * is due, store_idle() runs it once the answer has gone. */
+	struct {
+		int	 due;		/* a checkpoint to run */
+		int	 next;		/* WAL frames at which one is due */
+		int	 seen;		/* WAL frames at the last commit */
+	} ckpt[2];
 };
 
 /* The statement for a static SQL string, prepared on first use and kept;
@@ -55,5 +61,9 @@ void		 store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v);
  * unparsable text is corruption: ERR_INTERNAL naming what.  0 or -1. */
 int		 stored_json(const char *text, json_object **out,
 		    const char *what, struct error *e);
+/* Adds units (if any) to the database's quota counter of an application
+ * on a UTC day, inside the caller's transaction.  0 or -1. */
+int		 store_quota_add(struct store *st, int64_t app_id,
+		    const char *day, int64_t units, struct error *e);
 
 #endif

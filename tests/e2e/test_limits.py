@@ -3,7 +3,8 @@ daily quota in cost units (in the database) over real lighttpd with two
 workers and the built-in lexical backend, with the clock pinned through
 SERVICE_TEST_CLOCK_FILE: exact admission under a concurrent burst, the
 Retry-After values (rate, quota, UTC midnight, both refusing), what counts
-and what does not, refused calls consuming nothing, `app update` and the
+and what does not, refused calls consuming nothing, calls the backend
+failed costing their units, `app update` and the
 SERVICE_DEFAULT_* limits, the RateLimit-Policy and RateLimit fields, and
 what survives a restart or the loss of the cache file."""
 
@@ -22,6 +23,7 @@ EXAMPLES = os.path.join(HERE, "..", "..", "examples")
 with open(os.path.join(EXAMPLES, "demo-questions.json")) as f:
     DEMO = json.load(f)         # 3 questions: a call costs 4 units
 ONE = {"refunded": {"type": "noul", "instructions": "refund?"}}  # costs 2
+DEAD = {"lost": {"type": "noul", "instructions": "lost?"}}  # costs 2
 STATE = "my order arrived broken, I want a refund"
 DEFAULT_RATE, DEFAULT_QUOTA = 7, 20     # SERVICE_DEFAULT_* of this gateway
 BURST = 40
@@ -100,6 +102,13 @@ def models(g, key):
 def counters(g, name):
     """({day: units used}, theoretical arrival time or None) of an app,
     read from the database and the cache file as they are on disk."""
+    return all_counters(g, name)[:2]
+
+
+def all_counters(g, name):
+    """counters(), and the cache's running total {day: units} (the units
+    charged at admission, ahead of the database by the calls in
+    flight)."""
     db = sqlite3.connect(g.db)
     try:
         app = db.execute("SELECT id FROM applications WHERE name = ?",
@@ -112,9 +121,11 @@ def counters(g, name):
     try:
         row = cache.execute("SELECT tat_ms FROM rate_windows"
                             " WHERE app_id = ?", (app,)).fetchone()
+        running = dict(cache.execute("SELECT day, used FROM quota_today"
+                                     " WHERE app_id = ?", (app,)))
     finally:
         cache.close()
-    return used, row[0] if row else None
+    return used, row[0] if row else None, running
 
 
 def refused(t, r, code, want_ms, name):
@@ -236,13 +247,15 @@ def test_daily_quota(t, g, clock):
          "RateLimit day: 6 then 2 units left")
     t.eq(sf_list(r2.headers.get("ratelimit"))["day"]["t"], 30,
          "the day resets in 30 s")
-    snap = counters(g, "daily")
-    t.eq(snap[0], {"2030-03-10": 8}, "8 units used")
+    snap = all_counters(g, "daily")
+    t.eq(snap[0], {"2030-03-10": 8}, "8 units used, in the database")
+    t.eq(snap[2], {"2030-03-10": 8},
+         "and in the cache's running total, which nothing is in flight for")
     refused(t, evaluate(g, key), "quota_exceeded", 30000,
             "a third (4 more than the 2 left): refused until midnight UTC")
-    t.eq(counters(g, "daily"), snap,
-         "the refused call consumed nothing: quota_days and rate_windows"
-         " unchanged")
+    t.eq(all_counters(g, "daily"), snap,
+         "the refused call consumed nothing: quota_days, rate_windows and"
+         " quota_today unchanged")
     clock.set(late + 400)
     refused(t, evaluate(g, key), "quota_exceeded", 29600,
             "400 ms later: Retry-After still rounds up to 30")
@@ -349,6 +362,27 @@ def test_update_and_defaults(t, g, clock):
          "--daily-quota default: admitted under the default, 8 used")
 
 
+def test_backend_failure(t, g, clock):
+    """Units are charged at admission, before the backend is asked: a
+    call the backend fails costs them, in the database's counter too
+    (which the decision would otherwise have carried)."""
+    clock.set(utc_ms("2030-03-14T12:00:00Z"))
+    key = new_app(g, "unlucky", "--rate-per-minute", "1000",
+                  "--daily-quota", "10")
+    g.admin("grant", "unlucky", "dead")
+    r = g.post("/v1/systemone", {"state": STATE, "questions": DEAD},
+               key=key)
+    t.error_is(r, 503, "backend_unavailable", "the backend refuses")
+    used, _, running = all_counters(g, "unlucky")
+    t.eq((used, running), ({"2030-03-14": 2}, {"2030-03-14": 2}),
+         "the failed call cost its 2 units, in the database and the cache")
+    r = evaluate(g, key)
+    t.eq((r.status, remaining(r)[1]), (200, 4),
+         "the next call is admitted against the 2 spent: 4 of 10 left")
+    t.eq(all_counters(g, "unlucky")[0], {"2030-03-14": 6},
+         "its units are recorded with its decision")
+
+
 def test_persistence(t, g, clock):
     clock.set(utc_ms("2030-03-15T12:00:00Z"))
     durable = new_app(g, "durable", "--rate-per-minute", "1000",
@@ -396,16 +430,21 @@ def main():
         clock.set(utc_ms("2030-03-10T12:00:00Z"))
         g.env["SERVICE_TEST_CLOCK_FILE"] = clock.path
         g.admin("backend", "add", "lexical", "--kind", "lexical")
-        for name, questions in (("demo", DEMO), ("one", ONE)):
+        # Nothing listens on port 1: every call to it fails.
+        g.admin("backend", "add", "nowhere", "--kind", "systemone",
+                "--url", "http://127.0.0.1:1")
+        for name, questions, backend in (("demo", DEMO, "lexical"),
+                                         ("one", ONE, "lexical"),
+                                         ("dead", DEAD, "nowhere")):
             path = os.path.join(g.dir, name + ".json")
             with open(path, "w") as f:
                 json.dump(questions, f)
             g.admin("schema", "publish", name, "--questions", path,
-                    "--backend", "lexical")
+                    "--backend", backend)
         g.start()
         t.run([test_burst, test_what_counts, test_daily_quota,
                test_both_refuse, test_update_and_defaults,
-               test_persistence], g, clock)
+               test_backend_failure, test_persistence], g, clock)
         t.ok(STATE not in g.log(), "the state is never logged")
         t.stop_clean(g)
     finally:
