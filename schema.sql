@@ -1,4 +1,4 @@
--- schema.sql: every table of the evalgate database (version 2).
+-- schema.sql: every table of the evalgate database (version 3).
 --
 -- evalgate-admin init applies this to a new database and sets
 -- PRAGMA user_version; store.c holds the steps that bring an older
@@ -131,6 +131,16 @@ CREATE TABLE outcomes (
 	PRIMARY KEY (decision_id, question)
 ) WITHOUT ROWID;
 
+-- Counts the changes to the tables above (applications to template
+-- versions): the triggers of store.c's migration 3 bump it, and each
+-- worker drops the catalog rows it keeps when it moves (store_kept.c).
+CREATE TABLE catalog_generation (
+	n		INTEGER NOT NULL
+);
+INSERT INTO catalog_generation VALUES (0);
+
+-- The day's units, charged with each decision (the cache keeps the
+-- running total, ahead of this by the calls in flight).
 CREATE TABLE quota_days (
 	app_id		INTEGER NOT NULL REFERENCES applications(id),
 	day		TEXT NOT NULL,		-- UTC YYYY-MM-DD

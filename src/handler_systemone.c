@@ -252,16 +252,27 @@ parse(struct req *r, struct eval *ev, struct error *e)
 	return resolve_schema(r, ev, xs, e);
 }
 
+/* The schema's backend, read in the request's snapshot with the other
+ * catalog rows (a worker keeps them between requests); whether it is
+ * enabled is decided after admission, like any other backend failure. */
+static int
+find_backend(struct req *r, struct eval *ev, struct error *e)
+{
+	int rc = store_backend_by_id(r->store, ev->sv.backend_id,
+	    &ev->backend, e);
+
+	if (rc == 0)
+		ev->backend.enabled = 0;
+	return rc == -1 ? -1 : 0;
+}
+
 static int
 ask_backend(struct req *r, struct eval *ev, struct error *e)
 {
 	int64_t	start;
 	int	rc;
 
-	if ((rc = store_backend_by_id(r->store, ev->sv.backend_id,
-	    &ev->backend, e)) == -1)
-		return -1;
-	if (rc == 0 || !ev->backend.enabled) {
+	if (!ev->backend.enabled) {
 		error_set(e, ERR_BACKEND_UNAVAILABLE, NULL,
 		    "the schema's backend is disabled");
 		e->retry_after_ms = 30000;
@@ -377,7 +388,7 @@ handle_systemone(struct req *r, struct error *e)
 	int		rc = -1;
 
 	memset(&ev, 0, sizeof(ev));
-	if (parse(r, &ev, e) == -1 ||
+	if (parse(r, &ev, e) == -1 || find_backend(r, &ev, e) == -1 ||
 	    admission_charge(r, 1 + (int64_t)json_object_object_length(
 	    ev.questions), &ev.charge, e) == -1)
 		goto out;

@@ -16,14 +16,29 @@
 
 extern const char schema_sql[];		/* schema.sql, compiled in */
 
+/* Every change to a catalog table bumps the catalog's generation. */
+#define BUMP(table, op)	"CREATE TRIGGER IF NOT EXISTS " table "_" op \
+	" AFTER " op " ON " table \
+	" BEGIN UPDATE catalog_generation SET n = n + 1; END;"
+#define WATCH(table)	BUMP(table, "insert") BUMP(table, "update") \
+	BUMP(table, "delete")
+
 /* migrations[i] takes a database from user_version i to i + 1.  A new
- * database runs them all; schema.sql always holds the whole current
- * schema, so later steps are written to be no-ops after it. */
+ * database runs them all, starting from schema.sql, which holds every
+ * table; later steps are written to be no-ops where it has them. */
 static const char *const migrations[] = {
 	schema_sql,
 	/* 2: calibration reads one schema version's decisions. */
 	"CREATE INDEX IF NOT EXISTS decisions_schema"
 	" ON decisions(schema_id, schema_version);",
+	/* 3: workers keep catalog rows while its generation holds
+	 * (store_kept.c). */
+	"CREATE TABLE IF NOT EXISTS catalog_generation (n INTEGER NOT NULL);"
+	"INSERT INTO catalog_generation SELECT 0"
+	" WHERE NOT EXISTS (SELECT 1 FROM catalog_generation);"
+	WATCH("applications") WATCH("api_keys") WATCH("backends")
+	WATCH("backend_replicas") WATCH("schemas") WATCH("schema_versions")
+	WATCH("grants") WATCH("templates") WATCH("template_versions"),
 };
 #define SCHEMA_VERSION (int)(sizeof(migrations) / sizeof(migrations[0]))
 
@@ -294,6 +309,7 @@ disconnect(struct store *st)
 		st->stmts[i].stmt = NULL;
 		st->stmts[i].sql = NULL;
 	}
+	store_kept_free(st);
 	sqlite3_close(st->db);
 	st->db = NULL;
 	st->in_tx = st->stale = 0;
@@ -549,8 +565,10 @@ store_read_begin(struct store *st)
 	struct error e = { 0 };
 
 	if (st != NULL && !st->in_tx && !st->in_read &&
-	    run(st, SQL_BEGIN, &e, "begin read") == 0)
+	    run(st, SQL_BEGIN, &e, "begin read") == 0) {
 		st->in_read = 1;
+		store_kept_check(st);
+	}
 	error_clear(&e);
 }
 
@@ -562,6 +580,7 @@ store_read_end(struct store *st)
 	if (st == NULL || !st->in_read)
 		return;
 	st->in_read = 0;
+	store_kept_end(st);
 	if (!sqlite3_get_autocommit(st->db))
 		run(st, SQL_COMMIT, &e, "end read");
 	error_clear(&e);

@@ -1,4 +1,5 @@
 /* store_app.c: applications, API keys, and the authentication cache. */
+#include <stdio.h>
 #include <string.h>
 
 #include "store_internal.h"
@@ -96,12 +97,20 @@ int
 store_app_by_id(struct store *st, int64_t id, struct app *a,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_APP_BY_ID, e);
+	sqlite3_stmt	*stmt;
+	char		 key[24];
+	int		 rc;
 
-	if (stmt == NULL)
+	snprintf(key, sizeof(key), "%lld", (long long)id);
+	if (store_kept_get(st, KEPT_APP, key, a))
+		return 1;
+	if ((stmt = store_stmt(st, SQL_APP_BY_ID, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
-	return store_lookup(st, stmt, e, "application", read_app_v, a);
+	if ((rc = store_lookup(st, stmt, e, "application", read_app_v,
+	    a)) == 1)
+		store_kept_put(st, KEPT_APP, key, a);
+	return rc;
 }
 
 int
@@ -163,12 +172,17 @@ int
 store_key_by_prefix(struct store *st, const char *prefix, struct key_row *k,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_KEY_BY_PREFIX, e);
+	sqlite3_stmt	*stmt;
+	int		 rc;
 
-	if (stmt == NULL)
+	if (store_kept_get(st, KEPT_KEY, prefix, k))
+		return 1;
+	if ((stmt = store_stmt(st, SQL_KEY_BY_PREFIX, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
-	return store_lookup(st, stmt, e, "key", read_key, k);
+	if ((rc = store_lookup(st, stmt, e, "key", read_key, k)) == 1)
+		store_kept_put(st, KEPT_KEY, prefix, k);
+	return rc;
 }
 
 static const char SQL_KEY_REVOKE[] =

@@ -1,6 +1,7 @@
 /* store_catalog.c: the catalog an evaluation is resolved against:
  * backends and their replicas, schemas and their versions, grants, and
  * templates and their versions. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,12 +225,19 @@ int
 store_backend_by_id(struct store *st, int64_t id, struct backend *b,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_BACKEND_BY_ID, e);
+	sqlite3_stmt	*stmt;
+	char		 key[24];
+	int		 rc;
 
-	if (stmt == NULL)
+	snprintf(key, sizeof(key), "%lld", (long long)id);
+	if (store_kept_get(st, KEPT_BACKEND, key, b))
+		return 1;
+	if ((stmt = store_stmt(st, SQL_BACKEND_BY_ID, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
-	return backend_lookup(st, stmt, b, e);
+	if ((rc = backend_lookup(st, stmt, b, e)) == 1)
+		store_kept_put(st, KEPT_BACKEND, key, b);
+	return rc;
 }
 
 int
@@ -384,17 +392,22 @@ int
 store_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
     struct schema_version *v, int *matched, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_VERSION_MATCH, e);
+	sqlite3_stmt	*stmt;
 	int64_t		 n = 0;
+	char		 key[KEPT_KEY_MAX];
 	int		 rc;
 
 	*matched = 0;
-	if (stmt == NULL)
+	snprintf(key, sizeof(key), "%lld/%s", (long long)app_id, fingerprint);
+	if (store_kept_get(st, KEPT_MATCH, key, v))
+		return *matched = 1;
+	if ((stmt = store_stmt(st, SQL_VERSION_MATCH, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, app_id);
 	sqlite3_bind_text(stmt, 2, fingerprint, -1, SQLITE_STATIC);
 	if ((rc = version_lookup(st, stmt, v, e)) != 0) {
-		*matched = rc == 1;
+		if ((*matched = rc == 1))
+			store_kept_put(st, KEPT_MATCH, key, v);
 		return rc;
 	}
 	if ((stmt = store_stmt(st, SQL_VERSION_MATCHED, e)) == NULL)

@@ -12,6 +12,8 @@
 #define STORE_RETRY_MS	1000		/* between attempts to reconnect */
 #define STORE_CKPT_FRAMES 1000		/* WAL frames between checkpoints */
 
+struct kept;
+
 struct store {
 	const struct settings *settings;	/* borrowed, process-wide */
 	sqlite3		*db;		/* owned; cache attached as "cache";
@@ -28,6 +30,7 @@ struct store {
 	int		 in_tx;
 	int		 in_read;	/* store_read_begin() */
 	int64_t		 busy_since_us;	/* busy(): first wait */
+	struct kept	*kept;		/* owned: store_kept.c */
 	/* Checkpoints, per file (0 main, 1 cache): the WAL hook notes one
 	 * is due, store_idle() runs it once the answer has gone. */
 	struct {
@@ -61,6 +64,22 @@ void		 store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v);
  * unparsable text is corruption: ERR_INTERNAL naming what.  0 or -1. */
 int		 stored_json(const char *text, json_object **out,
 		    const char *what, struct error *e);
+/* The catalog rows a worker keeps (store_kept.c), by kind and key. */
+enum kept_kind { KEPT_KEY, KEPT_APP, KEPT_MATCH, KEPT_BACKEND, KEPT__MAX };
+#define KEPT_KEY_MAX	96
+/* At the start of a read snapshot: reads the catalog's generation, drops
+ * the rows of an older one, and allows them until store_kept_end(). */
+void		 store_kept_check(struct store *st);
+void		 store_kept_end(struct store *st);
+void		 store_kept_free(struct store *st);
+/* 1 with the row kept under key copied into out (sharing what it owns
+ * by reference), or 0: not kept, or not inside a checked snapshot. */
+int		 store_kept_get(struct store *st, enum kept_kind k,
+		    const char *key, void *out);
+/* Keeps a copy of row under key, inside a checked snapshot only. */
+void		 store_kept_put(struct store *st, enum kept_kind k,
+		    const char *key, const void *row);
+
 /* Adds units (if any) to the database's quota counter of an application
  * on a UTC day, inside the caller's transaction.  0 or -1. */
 int		 store_quota_add(struct store *st, int64_t app_id,

@@ -120,20 +120,35 @@ check "init again keeps the pepper" grep -q 'pepper .* kept' "$T/out"
 check "the pepper has mode 0600" \
     test "$(stat -c %a "$T/var/pepper")" = 600
 check "the cache is beside the database" test -f "$T/var/cache.db"
-check "the database records schema version 2" \
-    test "$(sql 'PRAGMA user_version')" = 2
-# A version-1 database (no decisions_schema index) is brought forward.
-sql 'DROP INDEX decisions_schema; PRAGMA user_version=1'
+check "the database records schema version 3" \
+    test "$(sql 'PRAGMA user_version')" = 3
+# A version-1 database (no decisions_schema index, no catalog generation
+# and its triggers) is brought forward.
+for trigger in $(sql "SELECT name FROM sqlite_schema WHERE type = 'trigger'")
+do
+    sql "DROP TRIGGER $trigger"
+done
+sql 'DROP INDEX decisions_schema; DROP TABLE catalog_generation;
+    PRAGMA user_version=1'
 expect 0 "init migrates a version-1 database" init
-check "the migration brought it to version 2" \
-    test "$(sql 'PRAGMA user_version')" = 2
+check "the migration brought it to version 3" \
+    test "$(sql 'PRAGMA user_version')" = 3
 check "the migration created the index" test "$(sql "SELECT count(*) FROM \
     sqlite_schema WHERE name = 'decisions_schema'")" = 1
+check "the migration created the catalog generation, one row" \
+    test "$(sql 'SELECT count(*) FROM catalog_generation')" = 1
+check "and its triggers: insert, update, delete on 9 catalog tables" \
+    test "$(sql "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' \
+    AND sql LIKE '%catalog_generation SET n = n + 1%'")" = 27
+generation() { sql 'SELECT n FROM catalog_generation'; }
 sql 'PRAGMA user_version=99'
 refused "a database newer than the program is refused" 'newer' init
-sql 'PRAGMA user_version=2'
+sql 'PRAGMA user_version=3'
 
+before=$(generation)
 expect 0 "app create" app create alpha --rate-per-minute 60
+check "a catalog change moves the generation" \
+    test "$(generation)" -gt "$before"
 expect 0 "app create an admin application" app create ops --admin
 refused "app create refuses a duplicate name" "alpha" app create alpha
 expect 0 "app update" app update alpha --log-state on --daily-quota 500

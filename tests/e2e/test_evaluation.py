@@ -2,7 +2,8 @@
 lighttpd, against the built-in lexical backend and a fake System One
 upstream running as its own process: exact answers at temperatures 1 and
 2, what the upstream received, schema resolution and grants, every
-refusal, failover, and each upstream fault ending in a 503."""
+refusal, failover, each upstream fault ending in a 503, and catalog
+changes reaching every worker at once."""
 
 import json
 import math
@@ -383,6 +384,56 @@ def test_quota_cost(t, g):
     t.eq(used, 4, "a call with 3 questions costs 1 + 3 units")
 
 
+KEPT = {"kept_q": {"type": "choice", "criteria": {"red": None,
+                                                  "blue": None}}}
+
+
+def test_kept_rows(t, g):
+    """Each worker keeps the catalog rows an evaluation reads (key,
+    application, schema match, backend) between requests; any change to
+    the catalog, through the console or by hand with sqlite3, reaches
+    every worker at its next request."""
+    g.admin("backend", "add", "keptlex", "--kind", "lexical")
+    g.admin("schema", "publish", "kept", "--questions",
+            write_json(g, "kept.json", KEPT), "--backend", "keptlex")
+    key = g.new_key("keeper")
+    g.admin("grant", "keeper", "kept")
+    prefix = key.split("_")[1]
+    body = {"state": "a red one", "questions": KEPT}
+
+    def calls(n=8):
+        out = []
+        for _ in range(n):
+            r = post(g, key, body)
+            out.append((r.status, r.json().get("error", {}).get("code")
+                        if r.status != 200 else None))
+        return sorted(set(out))
+
+    ok, off = [(200, None)], [(503, "backend_unavailable")]
+    t.eq(calls(), ok, "kept rows: every worker has answered")
+    steps = [
+        (lambda: g.admin("backend", "disable", "keptlex"), off,
+         "backend disable: at once on every worker"),
+        (lambda: g.admin("backend", "enable", "keptlex"), ok,
+         "backend enable: at once"),
+        (lambda: g.sql("UPDATE backends SET enabled = 0"
+                       " WHERE name = 'keptlex'"), off,
+         "a backend disabled by hand with sqlite3: at once"),
+        (lambda: g.sql("UPDATE backends SET enabled = 1"
+                       " WHERE name = 'keptlex'"), ok,
+         "enabled again by hand"),
+        (lambda: g.admin("ungrant", "keeper", "kept"),
+         [(403, "schema_not_granted")], "ungrant: at once"),
+        (lambda: g.admin("grant", "keeper", "kept"), ok, "grant: at once"),
+        (lambda: g.sql("UPDATE api_keys SET revoked_at = 1"
+                       " WHERE prefix = ?", (prefix,)),
+         [(401, "invalid_api_key")], "a key revoked by hand: at once"),
+    ]
+    for change, want, name in steps:
+        change()
+        t.eq(calls(), want, name)
+
+
 def main():
     t = TAP()
     up, faulty = Upstream(), Upstream()
@@ -403,7 +454,7 @@ def main():
         t.run([test_liberal], g, key, up)
         t.run([test_faults], g, key, faulty)
         t.run([test_failover], g, key)
-        t.run([test_quota_cost], g)
+        t.run([test_quota_cost, test_kept_rows], g)
         t.ok("upstream-secret-1" not in g.log(),
              "the upstream key is never logged")
         t.ok("hello there" not in g.log(), "the state is never logged")
