@@ -91,7 +91,7 @@ admission_charge(struct req *r, int64_t cost, struct charge *c,
 		return refuse(&a, e);
 	}
 	if (store_admission_write(r->store, r->app.id, day, a.new_tat_ms,
-	    a.new_used, cost > 0, e) == -1 || store_commit(r->store, e) == -1)
+	    a.new_used, e) == -1 || store_commit(r->store, e) == -1)
 		goto fail;
 	if (c != NULL) {
 		memcpy(c->day, day, sizeof(c->day));

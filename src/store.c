@@ -51,11 +51,13 @@ static const char cache_sql[] =
 	" prefix TEXT NOT NULL, at_ms INTEGER NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS cache.auth_failures_prefix"
 	" ON auth_failures(prefix, at_ms);"
-	"CREATE TABLE IF NOT EXISTS cache.rate_windows ("
-	" app_id INTEGER PRIMARY KEY, tat_ms INTEGER NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS cache.quota_today ("
-	" app_id INTEGER PRIMARY KEY, day TEXT NOT NULL,"
-	" used INTEGER NOT NULL);"
+	/* Per application: the GCRA arrival time and the running total
+	 * of the day's quota units (store_quota.c); one row, so one page
+	 * written per admission. */
+	"CREATE TABLE IF NOT EXISTS cache.admission ("
+	" app_id INTEGER PRIMARY KEY, tat_ms INTEGER NOT NULL,"
+	" day TEXT NOT NULL, used INTEGER NOT NULL);"
+	"DROP TABLE IF EXISTS cache.rate_windows;"	/* its predecessor */
 	"CREATE TABLE IF NOT EXISTS cache.cooldowns ("
 	" url TEXT PRIMARY KEY, until_ms INTEGER NOT NULL) WITHOUT ROWID;";
 
@@ -549,7 +551,7 @@ static const char SQL_COMMIT[] = "COMMIT";
 static const char SQL_ROLLBACK[] = "ROLLBACK";
 /* An empty write, to take one file's write lock (see store_begin). */
 static const char SQL_LOCK_MAIN[] = "DELETE FROM main.quota_days WHERE 0";
-static const char SQL_LOCK_CACHE[] = "DELETE FROM cache.rate_windows WHERE 0";
+static const char SQL_LOCK_CACHE[] = "DELETE FROM cache.admission WHERE 0";
 
 static int
 run(struct store *st, const char *sql, struct error *e, const char *what)

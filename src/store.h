@@ -322,13 +322,11 @@ int	 store_calibration_each(struct store *st, int64_t schema_id,
  * admission; the database's counter is charged with the decision (or by
  * store_quota_charge), so it survives a restart and the running total
  * is ahead of it only by the calls in flight.  The units used are the
- * larger of the two: a deleted cache starts again from the database.
- * write_used 0 leaves the day's total alone. */
+ * larger of the two: a deleted cache starts again from the database. */
 int	 store_admission_read(struct store *st, int64_t app_id,
 	    const char *day, int64_t *tat_ms, int64_t *used, struct error *e);
 int	 store_admission_write(struct store *st, int64_t app_id,
-	    const char *day, int64_t tat_ms, int64_t used, int write_used,
-	    struct error *e);
+	    const char *day, int64_t tat_ms, int64_t used, struct error *e);
 /* Adds units to the database's counter of the day, in a transaction of
  * its own: for an admitted call that ends without a decision. */
 int	 store_quota_charge(struct store *st, int64_t app_id,

@@ -1,74 +1,57 @@
-/* store_quota.c: the rate window and the day's running quota (cache),
- * and the day's quota counter (database). */
+/* store_quota.c: the admission row of an application (cache) and the
+ * day's quota counter (database). */
 #include "store_internal.h"
 
-static const char SQL_TAT[] =
-	"SELECT tat_ms FROM cache.rate_windows WHERE app_id = ?1";
-static const char SQL_USED[] =
-	"SELECT max(coalesce((SELECT used FROM cache.quota_today"
+/* The arrival time, and the day's units: the larger of the cache's
+ * running total and the database's counter (store.h). */
+static const char SQL_ADMISSION[] =
+	"SELECT coalesce((SELECT tat_ms FROM cache.admission"
+	" WHERE app_id = ?1), 0),"
+	" max(coalesce((SELECT used FROM cache.admission"
 	" WHERE app_id = ?1 AND day = ?2), 0),"
 	" coalesce((SELECT used FROM quota_days"
 	" WHERE app_id = ?1 AND day = ?2), 0))";
-static const char SQL_TAT_SET[] =
-	"INSERT INTO cache.rate_windows (app_id, tat_ms) VALUES (?1, ?2)"
-	" ON CONFLICT (app_id) DO UPDATE SET tat_ms = excluded.tat_ms";
-static const char SQL_RUNNING_SET[] =
-	"INSERT INTO cache.quota_today (app_id, day, used) VALUES (?1, ?2, ?3)"
-	" ON CONFLICT (app_id) DO UPDATE SET day = excluded.day,"
+static const char SQL_ADMISSION_SET[] =
+	"INSERT INTO cache.admission (app_id, tat_ms, day, used)"
+	" VALUES (?1, ?2, ?3, ?4) ON CONFLICT (app_id) DO UPDATE"
+	" SET tat_ms = excluded.tat_ms, day = excluded.day,"
 	" used = excluded.used";
 static const char SQL_USED_ADD[] =
 	"INSERT INTO quota_days (app_id, day, used) VALUES (?1, ?2, ?3)"
 	" ON CONFLICT (app_id, day) DO UPDATE SET used = used + excluded.used";
 
-/* The single integer a query returns, or 0 without a row. */
-static int
-one(struct store *st, sqlite3_stmt *stmt, int64_t *out, struct error *e)
-{
-	int rc = sqlite3_step(stmt);
-
-	*out = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_reset(stmt);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
-	    store_fail(st, e, "admission");
-}
-
 int
 store_admission_read(struct store *st, int64_t app_id, const char *day,
     int64_t *tat_ms, int64_t *used, struct error *e)
 {
-	sqlite3_stmt *stmt;
+	sqlite3_stmt	*stmt = store_stmt(st, SQL_ADMISSION, e);
+	int		 rc;
 
-	if ((stmt = store_stmt(st, SQL_TAT, e)) == NULL)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, app_id);
-	if (one(st, stmt, tat_ms, e) == -1 ||
-	    (stmt = store_stmt(st, SQL_USED, e)) == NULL)
+	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, app_id);
 	sqlite3_bind_text(stmt, 2, day, -1, SQLITE_STATIC);
-	return one(st, stmt, used, e);
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		*tat_ms = sqlite3_column_int64(stmt, 0);
+		*used = sqlite3_column_int64(stmt, 1);
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_ROW ? 0 : store_fail(st, e, "admission");
 }
 
 int
 store_admission_write(struct store *st, int64_t app_id, const char *day,
-    int64_t tat_ms, int64_t used, int write_used, struct error *e)
+    int64_t tat_ms, int64_t used, struct error *e)
 {
-	sqlite3_stmt *stmt;
+	sqlite3_stmt *stmt = store_stmt(st, SQL_ADMISSION_SET, e);
 
-	if ((stmt = store_stmt(st, SQL_TAT_SET, e)) == NULL)
+	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, app_id);
 	sqlite3_bind_int64(stmt, 2, tat_ms);
-	if (store_exec_stmt(st, stmt, e, "rate window") == -1)
-		return -1;
-	if (!write_used)
-		return 0;
-	if ((stmt = store_stmt(st, SQL_RUNNING_SET, e)) == NULL)
-		return -1;
-	sqlite3_bind_int64(stmt, 1, app_id);
-	sqlite3_bind_text(stmt, 2, day, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 3, used);
-	return store_exec_stmt(st, stmt, e, "quota");
+	sqlite3_bind_text(stmt, 3, day, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 4, used);
+	return store_exec_stmt(st, stmt, e, "admission");
 }
 
 int

@@ -119,10 +119,9 @@ def all_counters(g, name):
         db.close()
     cache = sqlite3.connect(os.path.join(g.dir, "cache.db"))
     try:
-        row = cache.execute("SELECT tat_ms FROM rate_windows"
+        row = cache.execute("SELECT tat_ms, day, used FROM admission"
                             " WHERE app_id = ?", (app,)).fetchone()
-        running = dict(cache.execute("SELECT day, used FROM quota_today"
-                                     " WHERE app_id = ?", (app,)))
+        running = {row[1]: row[2]} if row and row[2] else {}
     finally:
         cache.close()
     return used, row[0] if row else None, running
@@ -254,8 +253,8 @@ def test_daily_quota(t, g, clock):
     refused(t, evaluate(g, key), "quota_exceeded", 30000,
             "a third (4 more than the 2 left): refused until midnight UTC")
     t.eq(all_counters(g, "daily"), snap,
-         "the refused call consumed nothing: quota_days, rate_windows and"
-         " quota_today unchanged")
+         "the refused call consumed nothing: the database's quota_days and"
+         " the cache's admission row unchanged")
     clock.set(late + 400)
     refused(t, evaluate(g, key), "quota_exceeded", 29600,
             "400 ms later: Retry-After still rounds up to 30")
