@@ -115,19 +115,21 @@ exec(sqlite3 *db, const char *sql, struct error *e, const char *what)
 }
 
 static int
-pragmas(sqlite3 *db, const struct settings *s, struct error *e)
+pragmas(sqlite3 *db, struct error *e)
 {
 	char sql[256];
 
 	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
-	/* journal_size_limit: a WAL that grew while a long reader held an
+	/* synchronous=NORMAL whatever SERVICE_DB_SYNC says: with full,
+	 * store_commit() syncs after COMMIT (see sync_committed).
+	 * journal_size_limit: a WAL that grew while a long reader held an
 	 * old snapshot is cut back once a checkpoint has emptied it.  No
 	 * mmap_size: mapped pages count as the worker's resident memory
 	 * and bought little (bench/RESULTS.md). */
 	snprintf(sql, sizeof(sql),
-	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
+	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 	    " PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=%d;",
-	    s->db_sync == DB_SYNC_FULL ? "FULL" : "NORMAL", STORE_WAL_LIMIT);
+	    STORE_WAL_LIMIT);
 	return exec(db, sql, e, "pragmas");
 }
 
@@ -213,7 +215,7 @@ store_init(const struct settings *s, struct error *e)
 	if ((db = open_db(s->db_path, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE, e)) == NULL)
 		return -1;
-	if (pragmas(db, s, e) == -1 ||
+	if (pragmas(db, e) == -1 ||
 	    exec(db, "BEGIN IMMEDIATE", e, "begin") == -1)
 		goto out;
 	if ((v = user_version(db)) < 0 || v > SCHEMA_VERSION) {
@@ -314,7 +316,8 @@ disconnect(struct store *st)
 	store_kept_free(st);
 	sqlite3_close(st->db);
 	st->db = NULL;
-	st->in_tx = st->stale = 0;
+	st->in_tx = TX_NONE;
+	st->stale = 0;
 }
 
 /* Opens st's connection: 0, or -1 with e set and st unconnected. */
@@ -327,7 +330,7 @@ connect_db(struct store *st, struct error *e)
 
 	if ((st->db = open_db(s->db_path, SQLITE_OPEN_READWRITE, e)) == NULL)
 		goto fail;
-	if (pragmas(st->db, s, e) == -1 || attach_cache(st->db, s, e) == -1)
+	if (pragmas(st->db, e) == -1 || attach_cache(st->db, s, e) == -1)
 		goto fail;
 	sqlite3_busy_handler(st->db, busy, st);
 	sqlite3_wal_hook(st->db, wal_hook, st);
@@ -360,16 +363,28 @@ fail:
 	return -1;
 }
 
+/* An unconnected store: NULL without memory. */
+static struct store *
+store_new(const struct settings *s)
+{
+	struct store *st;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return NULL;
+	st->settings = s;
+	st->sync_full = s->db_sync == DB_SYNC_FULL;
+	return st;
+}
+
 struct store *
 store_open(const struct settings *s, struct error *e)
 {
 	struct store	*st;
 
-	if ((st = calloc(1, sizeof(*st))) == NULL) {
+	if ((st = store_new(s)) == NULL) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 		return NULL;
 	}
-	st->settings = s;
 	if (connect_db(st, e) == -1) {
 		store_close(st);
 		return NULL;
@@ -382,10 +397,8 @@ store_open_lazy(const struct settings *s)
 {
 	struct store *st;
 
-	if ((st = calloc(1, sizeof(*st))) == NULL)
-		return NULL;
-	st->settings = s;
-	store_maintain(st);
+	if ((st = store_new(s)) != NULL)
+		store_maintain(st);
 	return st;
 }
 
@@ -594,13 +607,14 @@ store_read_end(struct store *st)
  * transaction writes: its lock is taken there, waiting in busy(), before
  * anything is read, which is all IMMEDIATE does, for that file alone. */
 static int
-begin_locked(struct store *st, const char *lock, struct error *e)
+begin_locked(struct store *st, int file, struct error *e)
 {
 	store_read_end(st);
 	if (run(st, SQL_BEGIN, e, "begin") == -1)
 		return -1;
-	st->in_tx = 1;
-	if (run(st, lock, e, "lock") == -1) {
+	st->in_tx = file;
+	if (run(st, file == TX_DATABASE ? SQL_LOCK_MAIN : SQL_LOCK_CACHE, e,
+	    "lock") == -1) {
 		store_rollback(st);
 		return -1;
 	}
@@ -610,24 +624,55 @@ begin_locked(struct store *st, const char *lock, struct error *e)
 int
 store_begin(struct store *st, struct error *e)
 {
-	return begin_locked(st, SQL_LOCK_MAIN, e);
+	return begin_locked(st, TX_DATABASE, e);
 }
 
 int
 store_begin_counters(struct store *st, struct error *e)
 {
-	return begin_locked(st, SQL_LOCK_CACHE, e);
+	return begin_locked(st, TX_CACHE, e);
+}
+
+/* SERVICE_DB_SYNC=full, after a database transaction: its commit is
+ * made durable here, once the write lock is released, rather than
+ * inside COMMIT as synchronous=FULL would, holding the lock through the
+ * disk write so that each worker's decision waits for the other's fsync.
+ * WAL frames are written in order, a checkpoint syncs the WAL before it
+ * copies from it, and the caller answers only after this returns: what
+ * is acknowledged survives power loss, as with FULL. */
+static int
+sync_committed(struct store *st, struct error *e)
+{
+	sqlite3_file *f = NULL;
+
+	/* The WAL; without one (it could not be set up), the commit went
+	 * to the database file itself. */
+	if (sqlite3_file_control(st->db, "main", SQLITE_FCNTL_JOURNAL_POINTER,
+	    &f) != SQLITE_OK || f == NULL || f->pMethods == NULL)
+		sqlite3_file_control(st->db, "main", SQLITE_FCNTL_FILE_POINTER,
+		    &f);
+	if (f != NULL && f->pMethods != NULL &&
+	    f->pMethods->xSync(f, SQLITE_SYNC_NORMAL) == SQLITE_OK)
+		return 0;
+	log_warn("database: %s: cannot sync a commit to disk",
+	    st->settings->db_path);
+	error_set(e, ERR_UNAVAILABLE, NULL,
+	    "the database could not write the change to disk; try again");
+	e->retry_after_ms = STORE_RETRY_MS;
+	return -1;
 }
 
 int
 store_commit(struct store *st, struct error *e)
 {
+	int durable = st->in_tx == TX_DATABASE && st->sync_full;
+
 	if (run(st, SQL_COMMIT, e, "commit") == -1) {
 		store_rollback(st);
 		return -1;
 	}
-	st->in_tx = 0;
-	return 0;
+	st->in_tx = TX_NONE;
+	return durable ? sync_committed(st, e) : 0;
 }
 
 void
@@ -635,9 +680,9 @@ store_rollback(struct store *st)
 {
 	struct error e = { 0 };
 
-	if (!st->in_tx)
+	if (st->in_tx == TX_NONE)
 		return;
-	st->in_tx = 0;
+	st->in_tx = TX_NONE;
 	if (!sqlite3_get_autocommit(st->db))
 		run(st, SQL_ROLLBACK, &e, "rollback");
 	error_clear(&e);

@@ -27,7 +27,9 @@ struct store {
 		const char	*sql;	/* borrowed: a static string */
 		sqlite3_stmt	*stmt;	/* owned */
 	} stmts[STORE_STMTS];
-	int		 in_tx;
+	enum { TX_NONE, TX_DATABASE, TX_CACHE } in_tx;	/* the file a
+					 * write transaction writes */
+	int		 sync_full;	/* SERVICE_DB_SYNC=full */
 	int		 in_read;	/* store_read_begin() */
 	int64_t		 busy_since_us;	/* busy(): first wait */
 	struct kept	*kept;		/* owned: store_kept.c */

@@ -14,6 +14,8 @@ if [ "${1:-}" = "--test" ]; then
 	# Apache with mod_fcgid: the second web server the e2e suite
 	# runs the worker under (tests/e2e/test_apache.py).
 	pkgs="$pkgs python3 sqlite3 apache2 libapache2-mod-fcgid"
+	# tests/faults/test_durability.py watches the worker's fsyncs.
+	pkgs="$pkgs strace"
 	# fuzz/run: libFuzzer targets built with clang (tests/fuzz_smoke.sh).
 	pkgs="$pkgs clang libclang-rt-14-dev"
 	# tests/e2e/test_calibration.py: renders the calibration page in
