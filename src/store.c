@@ -251,7 +251,7 @@ busy(void *arg, int count)
 
 	if (count == 0)
 		st->busy_since_us = now;
-	if (now - st->busy_since_us > STORE_BUSY_TIMEOUT_MS * 1000)
+	if (now - st->busy_since_us > st->busy_limit_ms * 1000)
 		return 0;
 	/* The holder usually needs microseconds: yield first, then sleep. */
 	if (count < 10)
@@ -265,9 +265,10 @@ static const char *const ckpt_files[2] = { "main", "cache" };
 
 /* Replaces SQLite's autocheckpoint, which once the WAL holds 1000
  * frames tries again after every commit: while the other worker reads,
- * each try copies a few frames and pays two fsyncs.  Here a checkpoint
- * is due once per STORE_CKPT_FRAMES new frames, and runs after the
- * answer has gone (store_idle). */
+ * each try copies a few frames and pays two fsyncs, and under steady
+ * load the WAL may still never start over.  Here a checkpoint is due
+ * once per STORE_CKPT_FRAMES new frames, and runs after the answer has
+ * gone (store_idle). */
 static int
 wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 {
@@ -294,10 +295,18 @@ store_idle(struct store *st)
 		return;
 	for (i = 0; i < 2; i++)
 		if (st->ckpt[i].due) {
-			/* Passive: copies what no reader still needs and
-			 * never waits; a busy or failed try is harmless. */
+			/* Restart: copies every frame and has the next
+			 * writer start the WAL over, so that it stays near
+			 * STORE_WAL_LIMIT.  It waits for the readers of older
+			 * snapshots, holding off writers meanwhile: readers
+			 * last a request, but an export or a backup may last
+			 * minutes, so the wait is short.  Given up, it has
+			 * still copied what it could; the next try is due
+			 * STORE_CKPT_FRAMES on. */
+			st->busy_limit_ms = STORE_CKPT_WAIT_MS;
 			sqlite3_wal_checkpoint_v2(st->db, ckpt_files[i],
-			    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+			    SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+			st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
 			st->ckpt[i].due = 0;
 		}
 }
@@ -373,6 +382,7 @@ store_new(const struct settings *s)
 		return NULL;
 	st->settings = s;
 	st->sync_full = s->db_sync == DB_SYNC_FULL;
+	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
 	return st;
 }
 

@@ -11,6 +11,7 @@
 #define STORE_WAL_LIMIT	(4 << 20)	/* bytes a WAL is cut back to */
 #define STORE_RETRY_MS	1000		/* between attempts to reconnect */
 #define STORE_CKPT_FRAMES 1000		/* WAL frames between checkpoints */
+#define STORE_CKPT_WAIT_MS 50		/* a checkpoint waits for readers */
 
 struct kept;
 
@@ -32,6 +33,7 @@ struct store {
 	int		 sync_full;	/* SERVICE_DB_SYNC=full */
 	int		 in_read;	/* store_read_begin() */
 	int64_t		 busy_since_us;	/* busy(): first wait */
+	int64_t		 busy_limit_ms;	/* busy(): then give up */
 	struct kept	*kept;		/* owned: store_kept.c */
 	/* Checkpoints, per file (0 main, 1 cache): the WAL hook notes one
 	 * is due, store_idle() runs it once the answer has gone. */

@@ -17,6 +17,9 @@ hang, and the gateway recovers by itself.
   log that the database is read-only, answer every call that writes with
   a 503 service_unavailable naming the cause, and /health/ready is a 503
   with "database": false.
+- The WAL under steady load from 8 clients (3000 evaluations): it
+  starts over again and again, its index (-shm) never grows past one
+  chunk.
 - The WAL while a long reader is open: another connection holds a read
   transaction (a snapshot) while clients write; SQLite must keep every
   frame written since, so the WAL grows, and writers are not blocked.
@@ -45,6 +48,8 @@ from gateway import Gateway, TAP  # noqa: E402
 BUSY_S = 5.0                    # STORE_BUSY_TIMEOUT_MS
 MARGIN_S = 3.0
 WAL_LIMIT = 4 << 20             # STORE_WAL_LIMIT in store_internal.h
+SHM_CHUNK = 32768               # the WAL index grows by this per 4096 frames
+STEADY_EVALUATIONS = 3000       # about 6 WAL frames each
 EVAL = {"state": "the checkout is broken, refund now",
         "x_schema": {"id": "demo"}}
 
@@ -332,6 +337,13 @@ def wal_size(g):
         return 0
 
 
+def shm_size(g):
+    try:
+        return os.path.getsize(g.db + "-shm")
+    except OSError:
+        return 0
+
+
 def test_wal(t):
     g = Gateway(workers=4)
     try:
@@ -395,9 +407,47 @@ def test_wal(t):
         g.cleanup()
 
 
+def test_wal_steady(t):
+    """Under steady load from many clients there is nearly always a
+    reader somewhere: the WAL must still start over, not grow for as
+    long as the load lasts (its index, the -shm file, is mapped by every
+    worker and would grow with it)."""
+    g = Gateway(workers=2)
+    try:
+        key = setup(g)
+        g.start()
+        evaluate(g, key)
+        counts, lock, biggest = {}, threading.Lock(), [0, 0]
+
+        def writer():
+            while sum(counts.values()) < STEADY_EVALUATIONS:
+                r = g.post("/v1/systemone", EVAL, key=key, timeout=60)
+                with lock:
+                    counts[r.status] = counts.get(r.status, 0) + 1
+                    biggest[0] = max(biggest[0], wal_size(g))
+                    biggest[1] = max(biggest[1], shm_size(g))
+
+        writers = [threading.Thread(target=writer) for _ in range(8)]
+        for w in writers:
+            w.start()
+        for w in writers:
+            w.join(120)
+        print("# steady: %r; largest WAL %d bytes, -shm %d bytes" %
+              (counts, biggest[0], biggest[1]))
+        t.eq(list(counts), [200], "steady: every evaluation answered")
+        t.ok(biggest[0] <= 2 * WAL_LIMIT, "steady: the WAL stayed under "
+             "%d bytes (%d)" % (2 * WAL_LIMIT, biggest[0]))
+        t.eq(biggest[1], SHM_CHUNK, "steady: its index stayed at one "
+             "chunk (%d bytes, for 4096 frames)" % SHM_CHUNK)
+        t.stop_clean(g, "steady: no sanitizer reports")
+    finally:
+        g.cleanup()
+
+
 def main():
     t = TAP()
-    t.run([test_locked, test_full, test_readonly, test_wal])
+    t.run([test_locked, test_full, test_readonly, test_wal,
+           test_wal_steady])
     return t.done()
 
 
