@@ -20,10 +20,14 @@ main(void)
 	if (FCGX_Init() != 0 || FCGX_InitRequest(&req, 0, 0) != 0)
 		return 1;
 	while (FCGX_Accept_r(&req) >= 0) {
-		/* Read the body, as the gateway does. */
+		/* Read the body to its end and close at once without
+		 * waiting for lighttpd to close first, as the gateway does
+		 * (src/main.c). */
 		while (FCGX_GetStr(buf, sizeof(buf), req.in) > 0)
 			continue;
 		FCGX_PutStr(answer, sizeof(answer) - 1, req.out);
+		if (FCGX_HasSeenEOF(req.in))
+			FCGX_Detach(&req);
 		FCGX_Finish_r(&req);
 	}
 	return 0;

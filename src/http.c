@@ -70,6 +70,15 @@ req_init(struct req *r, FCGX_Request *fcgi, const struct settings *settings,
 	r->on_admin_listener = on_listener(fcgi, settings->admin_listen);
 }
 
+int
+req_drained(struct req *r)
+{
+	/* At the end of FCGI_STDIN this reads nothing; before it, one
+	 * byte of what is left, which says it is not drained. */
+	return FCGX_GetChar(r->fcgi->in) == EOF &&
+	    FCGX_HasSeenEOF(r->fcgi->in);
+}
+
 void
 req_free(struct req *r)
 {

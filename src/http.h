@@ -45,6 +45,11 @@ void	 req_init(struct req *r, FCGX_Request *fcgi,
 	    const struct settings *settings, struct store *store);
 /* Releases everything the request owns. */
 void	 req_free(struct req *r);
+/* After the answer: 1 when everything the web server sent has been
+ * read, up to the empty FCGI_STDIN record that ends every request (read
+ * here if need be), so that the connection may be closed at once; 0
+ * when a body is left unread (a 413, a refusal before reading). */
+int	 req_drained(struct req *r);
 
 /* Reads the body, refusing (413) one over SERVICE_MAX_BODY_BYTES from
  * CONTENT_LENGTH before reading anything.  0 or -1 with e set. */

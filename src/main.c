@@ -92,6 +92,12 @@ main(void)
 		store_maintain(store);
 		req_init(&r, &fcgi, &settings, store);
 		router_dispatch(&r);
+		/* With nothing left unread, close at once: libfcgi would
+		 * shut down its side and wait for the server to close
+		 * first, a round trip through the server in which this
+		 * worker sits idle. */
+		if (req_drained(&r))
+			FCGX_Detach(&fcgi);
 		req_free(&r);
 		FCGX_Finish_r(&fcgi);
 		store_idle(store);

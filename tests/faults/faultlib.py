@@ -1,13 +1,16 @@
 """faultlib: what the tests of tests/faults share beyond the e2e harness.
 
-Makes tests/e2e/gateway.py importable, and speaks raw HTTP over a socket
+Makes tests/e2e/gateway.py importable, speaks raw HTTP over a socket
 for what http.client refuses to send: chunked bodies, bodies shorter
 than their Content-Length, bytes dribbled slowly, header values with
-line breaks.
+line breaks; and follows a worker's system calls with strace.
 """
 
 import os
+import re
+import signal
 import socket
+import subprocess
 import sys
 import time
 
@@ -19,6 +22,35 @@ from gateway import Response  # noqa: E402
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                         "..", "examples")
 DEMO_QUESTIONS = os.path.join(EXAMPLES, "demo-questions.json")
+
+
+# strace -y: 1234 pwrite64(7</path/evalgate.db-wal>, ...) = 4096
+STRACE_CALL = re.compile(r"^\d+\s+(\w+)\((\d+)<([^>]*)>")
+
+
+def strace_worker(g, calls, action):
+    """Runs action() while strace follows g's first worker, tracing the
+    given system calls; returns action's result and the calls seen, in
+    order, as (name, fd, the file or socket strace names)."""
+    out = os.path.join(g.dir, "strace.txt")
+    st = subprocess.Popen(["strace", "-f", "-y", "-o", out,
+                           "-e", "trace=" + ",".join(calls),
+                           "-p", str(g.worker_pids()[0])],
+                          stderr=subprocess.PIPE)
+    st.stderr.readline()            # "strace: Process N attached"
+    try:
+        result = action()
+        time.sleep(0.2)
+    finally:
+        st.send_signal(signal.SIGINT)
+        st.wait(10)
+    seen = []
+    with open(out) as f:
+        for line in f:
+            m = STRACE_CALL.match(line)
+            if m:
+                seen.append((m.group(1), int(m.group(2)), m.group(3)))
+    return result, seen
 
 
 def head(method, path, headers):

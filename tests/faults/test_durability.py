@@ -17,45 +17,28 @@ and an outcome.
 """
 
 import os
-import re
-import signal
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import DEMO_QUESTIONS  # noqa: E402
+from faultlib import DEMO_QUESTIONS, strace_worker  # noqa: E402
 from gateway import Gateway, TAP  # noqa: E402
 
 EVAL = {"state": "the checkout is broken, refund now",
         "x_schema": {"id": "demo"}}
-# strace -y: 1234 pwrite64(7</path/evalgate.db-wal>, ...) = 4096
-CALL = re.compile(r"^\d+\s+(\w+)\(\d+<([^>]*)>")
 
 
-def traced(g, key, sync):
+def traced(g, key):
     """Evaluates and records an outcome under strace; returns the two
     statuses and the calls seen as (name, file) in order."""
-    pid = g.worker_pids()[0]
-    out = os.path.join(g.dir, "strace-%s.txt" % sync)
-    st = subprocess.Popen(["strace", "-f", "-y", "-o", out, "-e",
-                           "trace=pwrite64,pwritev,fdatasync,fsync,write",
-                           "-p", str(pid)], stderr=subprocess.PIPE)
-    st.stderr.readline()            # "strace: Process N attached"
-    r1 = g.post("/v1/systemone", EVAL, key=key)
-    did = r1.json().get("x_decision_id", "none")
-    r2 = g.post("/v1/decisions/%s/outcome" % did,
-                {"answers": {"refund": True}}, key=key)
-    time.sleep(0.2)
-    st.send_signal(signal.SIGINT)
-    st.wait(10)
-    calls = []
-    with open(out) as f:
-        for line in f:
-            m = CALL.match(line)
-            if m:
-                calls.append((m.group(1), m.group(2)))
-    return (r1.status, r2.status), calls
+    def action():
+        r1 = g.post("/v1/systemone", EVAL, key=key)
+        did = r1.json().get("x_decision_id", "none")
+        r2 = g.post("/v1/decisions/%s/outcome" % did,
+                    {"answers": {"refund": True}}, key=key)
+        return r1.status, r2.status
+    statuses, calls = strace_worker(
+        g, ["pwrite64", "pwritev", "fdatasync", "fsync", "write"], action)
+    return statuses, [(name, path) for name, _, path in calls]
 
 
 def answers(calls):
@@ -73,7 +56,7 @@ def answers(calls):
 
 
 def check(t, g, key, sync):
-    statuses, calls = traced(g, key, sync)
+    statuses, calls = traced(g, key)
     t.eq(statuses, (200, 200), "%s: evaluation and outcome answered" % sync)
     wal, cache_wal = g.db + "-wal", os.path.join(g.dir, "cache.db-wal")
     parts = answers(calls)
