@@ -24,6 +24,17 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
 DEMO_QUESTIONS = os.path.join(EXAMPLES, "demo-questions.json")
 
 
+def setup_demo(g):
+    """The demo schema on the lexical backend, granted to an application
+    "app" with room for any load; returns its key."""
+    g.admin("backend", "add", "lex", "--kind", "lexical")
+    g.admin("schema", "publish", "demo", "--questions", DEMO_QUESTIONS,
+            "--backend", "lex")
+    key = g.new_key("app", "--rate-per-minute", "1000000")
+    g.admin("grant", "app", "demo")
+    return key
+
+
 # strace -y: 1234 pwrite64(7</path/evalgate.db-wal>, ...) = 4096
 STRACE_CALL = re.compile(r"^\d+\s+(\w+)\((\d+)<([^>]*)>")
 

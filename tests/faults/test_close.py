@@ -20,7 +20,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import DEMO_QUESTIONS, strace_worker  # noqa: E402
+from faultlib import setup_demo, strace_worker  # noqa: E402
 from gateway import Gateway, TAP  # noqa: E402
 
 LIMIT = 4096
@@ -38,11 +38,7 @@ def main():
     t = TAP()
     g = Gateway(workers=1, env={"SERVICE_MAX_BODY_BYTES": str(LIMIT)})
     try:
-        g.admin("backend", "add", "lex", "--kind", "lexical")
-        g.admin("schema", "publish", "demo", "--questions",
-                DEMO_QUESTIONS, "--backend", "lex")
-        key = g.new_key("app")
-        g.admin("grant", "app", "demo")
+        key = setup_demo(g)
         g.start()
         t.eq(g.post("/v1/systemone", EVAL, key=key).status, 200,
              "warm-up evaluation")

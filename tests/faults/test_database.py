@@ -42,7 +42,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faultlib import DEMO_QUESTIONS  # noqa: E402
+from faultlib import setup_demo  # noqa: E402
 from gateway import Gateway, TAP  # noqa: E402
 
 BUSY_S = 5.0                    # STORE_BUSY_TIMEOUT_MS
@@ -52,15 +52,6 @@ SHM_CHUNK = 32768               # the WAL index grows by this per 4096 frames
 STEADY_EVALUATIONS = 3000       # about 6 WAL frames each
 EVAL = {"state": "the checkout is broken, refund now",
         "x_schema": {"id": "demo"}}
-
-
-def setup(g):
-    g.admin("backend", "add", "lex", "--kind", "lexical")
-    g.admin("schema", "publish", "demo", "--questions", DEMO_QUESTIONS,
-            "--backend", "lex")
-    key = g.new_key("app", "--rate-per-minute", "1000000")
-    g.admin("grant", "app", "demo")
-    return key
 
 
 def evaluate(g, key):
@@ -83,7 +74,7 @@ def unavailable(t, r, took, name, cause):
 def test_locked(t):
     g = Gateway(workers=2)
     try:
-        key = setup(g)
+        key = setup_demo(g)
         g.start()
         r, _ = evaluate(g, key)
         t.eq(r.status, 200, "locked: an evaluation before the lock")
@@ -183,7 +174,7 @@ def test_full(t):
     try:
         g = Gateway(workers=2, env={
             "SERVICE_DB_PATH": os.path.join(d, "evalgate.db")})
-        key = setup(g)
+        key = setup_demo(g)
         g.start()
         pids = sorted(g.worker_pids())
         r, _ = evaluate(g, key)
@@ -231,7 +222,7 @@ def test_readonly(t):
     try:
         g = Gateway(workers=2, env={
             "SERVICE_DB_PATH": os.path.join(d, "evalgate.db")})
-        key = setup(g)
+        key = setup_demo(g)
         g.start()
         r, _ = evaluate(g, key)
         t.eq(r.status, 200, "read-only: an evaluation while writable")
@@ -347,7 +338,7 @@ def shm_size(g):
 def test_wal(t):
     g = Gateway(workers=4)
     try:
-        key = setup(g)
+        key = setup_demo(g)
         g.start()
         evaluate(g, key)
         reader = sqlite3.connect(g.db, timeout=10, isolation_level=None)
@@ -414,7 +405,7 @@ def test_wal_steady(t):
     worker and would grow with it)."""
     g = Gateway(workers=2)
     try:
-        key = setup(g)
+        key = setup_demo(g)
         g.start()
         evaluate(g, key)
         counts, lock, biggest = {}, threading.Lock(), [0, 0]
