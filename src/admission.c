@@ -115,8 +115,8 @@ admission_settle(struct req *r, struct charge *c)
 {
 	struct error e = { 0 };
 
-	if (c->units > 0 && store_quota_charge(r->store, r->app.id, c->day,
-	    c->units, &e) == -1)
+	if (store_quota_charge(r->store, r->app.id, c->day, c->units,
+	    &e) == -1)
 		log_warn("quota: %lld units of application %lld not written "
 		    "to the database: %s", (long long)c->units,
 		    (long long)r->app.id, e.message);
