@@ -114,6 +114,23 @@ exec(sqlite3 *db, const char *sql, struct error *e, const char *what)
 	return 0;
 }
 
+/* exec() for a file that several workers may be creating at once (a
+ * deleted cache): turning a new file to WAL needs it to themselves, and
+ * SQLite answers busy at once instead of calling the busy handler.
+ * Every statement is idempotent, so the whole is run again. */
+static int
+exec_patiently(sqlite3 *db, const char *sql, struct error *e,
+    const char *what)
+{
+	int64_t	give_up = clock_mono_us() + STORE_BUSY_TIMEOUT_MS * 1000;
+	int	rc;
+
+	while ((rc = sqlite3_exec(db, sql, NULL, NULL, NULL)) != SQLITE_OK &&
+	    (rc & 0xff) == SQLITE_BUSY && clock_mono_us() < give_up)
+		usleep(1000);
+	return rc == SQLITE_OK ? 0 : fail_db(db, e, what);
+}
+
 static int
 pragmas(sqlite3 *db, struct error *e)
 {
@@ -163,9 +180,9 @@ attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 	snprintf(sql, sizeof(sql), "PRAGMA cache.journal_mode=WAL;"
 	    " PRAGMA cache.synchronous=OFF; PRAGMA cache.journal_size_limit=%d;",
 	    STORE_WAL_LIMIT);
-	if (exec(db, sql, e, "cache pragmas") == -1)
+	if (exec_patiently(db, sql, e, "cache pragmas") == -1)
 		return -1;
-	return exec(db, cache_sql, e, "cache tables");
+	return exec_patiently(db, cache_sql, e, "cache tables");
 }
 
 static sqlite3 *

@@ -17,6 +17,8 @@ hang, and the gateway recovers by itself.
   log that the database is read-only, answer every call that writes with
   a 503 service_unavailable naming the cause, and /health/ready is a 503
   with "database": false.
+- A deleted cache, with two workers starting on it together, ten
+  times: every evaluation after each restart is answered.
 - The WAL under steady load from 8 clients (3000 evaluations): it
   starts over again and again, its index (-shm) never grows past one
   chunk.
@@ -50,6 +52,7 @@ MARGIN_S = 3.0
 WAL_LIMIT = 4 << 20             # STORE_WAL_LIMIT in store_internal.h
 SHM_CHUNK = 32768               # the WAL index grows by this per 4096 frames
 STEADY_EVALUATIONS = 3000       # about 6 WAL frames each
+CACHE_ROUNDS = 10
 EVAL = {"state": "the checkout is broken, refund now",
         "x_schema": {"id": "demo"}}
 
@@ -435,10 +438,34 @@ def test_wal_steady(t):
         g.cleanup()
 
 
+def test_cache_deleted(t):
+    """Workers that start together on a deleted cache all set it up: a
+    new file turned to WAL needs it to themselves, and SQLite answers
+    busy at once rather than wait."""
+    g = Gateway(workers=2)
+    try:
+        key = setup_demo(g)
+        g.start()
+        statuses = set()
+        for _ in range(CACHE_ROUNDS):
+            g.stop()
+            for name in os.listdir(g.dir):
+                if name.startswith("cache.db"):
+                    os.unlink(os.path.join(g.dir, name))
+            g.start()
+            for _ in range(4):
+                statuses.add(evaluate(g, key)[0].status)
+        t.eq(statuses, {200}, "cache deleted %d times: every evaluation "
+             "after each restart answered" % CACHE_ROUNDS)
+        t.stop_clean(g, "cache deleted: no sanitizer reports")
+    finally:
+        g.cleanup()
+
+
 def main():
     t = TAP()
     t.run([test_locked, test_full, test_readonly, test_wal,
-           test_wal_steady])
+           test_wal_steady, test_cache_deleted])
     return t.done()
 
 
