@@ -69,3 +69,13 @@ utf8_scrub(char *s)
 			i += n;
 	}
 }
+
+size_t
+utf8_count(const char *s, size_t len)
+{
+	size_t	 i, n = 0;
+
+	for (i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return n;
+}

@@ -8,6 +8,9 @@
 
 /* 1 if s[0..len) is UTF-8, else 0. */
 int	 utf8_valid(const char *s, size_t len);
+/* Characters (code points) in s[0..len) of valid UTF-8: the bytes that
+ * do not continue a sequence.  On other bytes, an estimate. */
+size_t	 utf8_count(const char *s, size_t len);
 /* Replaces in the NUL-terminated s every byte that is not part of a
  * well-formed sequence with '?', so that s becomes UTF-8. */
 void	 utf8_scrub(char *s);

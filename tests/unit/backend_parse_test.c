@@ -16,18 +16,6 @@
 
 static json_object *questions;
 
-static json_object *
-parse(const char *text)
-{
-	json_object	*o = json_tokener_parse(text);
-
-	if (o == NULL) {
-		printf("# bad test JSON: %s\n", text);
-		abort();
-	}
-	return o;
-}
-
 static int
 empty(const struct backend_answer *a)
 {

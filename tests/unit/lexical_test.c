@@ -14,18 +14,6 @@
 
 #define EPS	1e-12
 
-static json_object *
-parse(const char *text)
-{
-	json_object	*o = json_tokener_parse(text);
-
-	if (o == NULL) {
-		printf("# bad test JSON: %s\n", text);
-		abort();
-	}
-	return o;
-}
-
 static int
 proper(const double *p, size_t n)
 {

@@ -15,19 +15,6 @@
 
 #define MAXQ	32
 
-static json_object *
-parse(const char *text)
-{
-	json_object	*o;
-
-	o = json_tokener_parse(text);
-	if (o == NULL && strcmp(text, "null") != 0) {
-		printf("# bad test JSON: %s\n", text);
-		abort();
-	}
-	return o;
-}
-
 static const char *
 detail(const struct error *e, const char *key)
 {

@@ -4,14 +4,18 @@
  *	is_str(got, want, "name");	string equality, shows both on failure
  *	is_num(got, want, eps, "name");	numeric equality within eps
  *	return tap_done();		prints the plan, exit status
+ *	json_object *o = parse("{...}");	test JSON, aborts if malformed
  */
 #ifndef EVALGATE_TAP_H
 #define EVALGATE_TAP_H
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 static int tap_n, tap_failed;
 
@@ -59,6 +63,21 @@ tap_done(void)
 {
 	printf("1..%d\n", tap_n);
 	return tap_failed != 0;
+}
+
+/* Test JSON: a new reference, or NULL for "null"; anything that does
+ * not parse is a mistake in the test, which stops there. */
+static json_object *parse(const char *) __attribute__((unused));
+static json_object *
+parse(const char *text)
+{
+	json_object	*o = json_tokener_parse(text);
+
+	if (o == NULL && strcmp(text, "null") != 0) {
+		printf("# bad test JSON: %s\n", text);
+		abort();
+	}
+	return o;
 }
 
 #endif

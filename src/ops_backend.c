@@ -1,0 +1,283 @@
+/* ops_backend.c: the operations on backends (evalgate-admin backend;
+ * /admin/v1/backends). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "clock.h"
+#include "json_util.h"
+#include "ops_internal.h"
+#include "store.h"
+
+/* What a kind of backend needs besides its name: built-in kinds have no
+ * replicas, remote ones 1 to BACKEND_MAX_URLS.  A kind is accepted when
+ * it is both here and in backend.c's table (which runs it). */
+static const struct kind_rule {
+	const char	*kind;
+	int		 remote;
+} kind_rules[] = {
+	{ "lexical", 0 },
+	{ "systemone", 1 },
+};
+#define NKIND_RULES (sizeof(kind_rules) / sizeof(kind_rules[0]))
+
+static const char *const url_schemes[] = { "http://", "https://" };
+#define NURL_SCHEMES (sizeof(url_schemes) / sizeof(url_schemes[0]))
+
+static const struct kind_rule *
+kind_rule(const char *kind)
+{
+	size_t i;
+
+	for (i = 0; i < NKIND_RULES; i++)
+		if (strcmp(kind_rules[i].kind, kind) == 0)
+			return &kind_rules[i];
+	return NULL;
+}
+
+static int
+check_kind(const char *kind, const struct kind_rule **rule,
+    struct error *e)
+{
+	char	 names[128] = "";
+	size_t	 i;
+
+	if ((*rule = kind_rule(kind)) != NULL && backend_kind_known(kind))
+		return 0;
+	for (i = 0; i < NKIND_RULES; i++)
+		if (backend_kind_known(kind_rules[i].kind))
+			snprintf(names + strlen(names), sizeof(names) -
+			    strlen(names), "%s%s", *names ? ", " : "",
+			    kind_rules[i].kind);
+	return error_set(e, ERR_VALIDATION, "kind", "must be one of: %s",
+	    names);
+}
+
+/* A replica URL: http or https, a host, no credentials (the key is read
+ * from auth_env), no spaces or control characters. */
+static int
+check_url(const char *field, const char *url, struct error *e)
+{
+	const char		*host = NULL;
+	const unsigned char	*p;
+	size_t			 i, n;
+
+	for (i = 0; i < NURL_SCHEMES && host == NULL; i++)
+		if (strncmp(url, url_schemes[i], strlen(url_schemes[i])) == 0)
+			host = url + strlen(url_schemes[i]);
+	if (host == NULL)
+		return error_set(e, ERR_VALIDATION, field,
+		    "must be an http:// or https:// URL");
+	for (p = (const unsigned char *)url; *p != '\0'; p++)
+		if (*p <= 0x20 || *p == 0x7f)
+			return error_set(e, ERR_VALIDATION, field,
+			    "must have no spaces or control characters");
+	if ((n = strcspn(host, "/?#")) == 0)
+		return error_set(e, ERR_VALIDATION, field, "must name a host");
+	if (memchr(host, '@', n) != NULL)
+		return error_set(e, ERR_VALIDATION, field, "must not carry "
+		    "credentials: name the variable holding the key in "
+		    "auth_env");
+	return 0;
+}
+
+/* urls into b: refused for built-in kinds, 1..BACKEND_MAX_URLS distinct
+ * URLs for remote ones, stored without trailing '/'. */
+static int
+backend_urls(json_object *in, const struct kind_rule *rule,
+    struct backend *b, struct error *e)
+{
+	json_object	*urls = NULL, *u;
+	char		 field[32];
+	size_t		 i, j, n = 0, len;
+
+	if (json_object_object_get_ex(in, "urls", &urls) && urls != NULL) {
+		if (!json_object_is_type(urls, json_type_array))
+			return error_set(e, ERR_VALIDATION, "urls",
+			    "must be an array of URLs");
+		n = json_object_array_length(urls);
+	}
+	if (!rule->remote && n > 0)
+		return error_set(e, ERR_VALIDATION, "urls", "a %s backend is "
+		    "built in and has no replicas", rule->kind);
+	if (rule->remote && (n == 0 || n > BACKEND_MAX_URLS))
+		return error_set(e, ERR_VALIDATION, "urls", "a %s backend "
+		    "needs 1 to %d replica URLs", rule->kind, BACKEND_MAX_URLS);
+	for (i = 0; i < n; i++) {
+		snprintf(field, sizeof(field), "urls[%zu]", i);
+		u = json_object_array_get_idx(urls, i);
+		if (!json_object_is_type(u, json_type_string) ||
+		    (len = (size_t)json_object_get_string_len(u)) == 0 ||
+		    len >= sizeof(b->urls[0]))
+			return error_set(e, ERR_VALIDATION, field,
+			    "must be a URL of at most %zu characters",
+			    sizeof(b->urls[0]) - 1);
+		if (check_url(field, json_object_get_string(u), e) == -1)
+			return -1;
+		memcpy(b->urls[i], json_object_get_string(u), len + 1);
+		while (len > 0 && b->urls[i][len - 1] == '/')
+			b->urls[i][--len] = '\0';
+		for (j = 0; j < i; j++)
+			if (strcmp(b->urls[j], b->urls[i]) == 0)
+				return error_set(e, ERR_VALIDATION, field,
+				    "repeats urls[%zu]", j);
+	}
+	b->nurls = n;
+	return 0;
+}
+
+/* A release date: YYYY-MM-DD naming a real day. */
+static int
+check_date(const char *field, const char *date, struct error *e)
+{
+	char	 day[11];
+	int64_t	 ms;
+
+	if (clock_parse_rfc3339(date, &ms) == 0) {
+		clock_utc_day(ms, day);		/* "2026-02-30" is not one */
+		if (strcmp(day, date) == 0)
+			return 0;
+	}
+	return error_set(e, ERR_VALIDATION, field, "must be a date YYYY-MM-DD");
+}
+
+/* Copies an optional string member into a fixed buffer ("" if absent). */
+static int
+opt_copy(json_object *in, const char *key, char *buf, size_t size,
+    struct error *e)
+{
+	const char *v = NULL;
+
+	if (ju_opt_str(in, key, size - 1, &v, e) == -1)
+		return -1;
+	snprintf(buf, size, "%s", v ? v : "");
+	return 0;
+}
+
+static json_object *
+backend_json(const struct backend *b)
+{
+	json_object	*o = json_object_new_object(), *urls;
+	size_t		 i;
+
+	ju_add_str(o, "name", b->name);
+	ju_add_str(o, "kind", b->kind);
+	json_object_object_add(o, "enabled",
+	    json_object_new_boolean(b->enabled));
+	ju_add_str(o, "model", *b->model ? b->model : NULL);
+	ju_add_str(o, "auth_env", *b->auth_env ? b->auth_env : NULL);
+	ju_add_str(o, "description", b->description);
+	ju_add_str(o, "release_date", *b->release_date ? b->release_date :
+	    NULL);
+	json_object_object_add(o, "timeout_ms", b->timeout_ms ?
+	    json_object_new_int64(b->timeout_ms) : NULL);
+	urls = json_object_new_array();
+	for (i = 0; i < b->nurls; i++)
+		json_object_array_add(urls, json_object_new_string(b->urls[i]));
+	json_object_object_add(o, "urls", urls);
+	return o;
+}
+
+int
+op_backend_add(struct op_ctx *c, json_object *in, json_object **out,
+    struct error *e)
+{
+	struct backend		 b;
+	const struct kind_rule	*rule;
+	const char		*name, *kind;
+
+	memset(&b, 0, sizeof(b));
+	if (ju_req_str(in, "name", NAME_MAX_LEN, &name, e) == -1 ||
+	    ops_check_name("name", name, e) == -1 ||
+	    ju_req_str(in, "kind", sizeof(b.kind) - 1, &kind, e) == -1 ||
+	    check_kind(kind, &rule, e) == -1 ||
+	    backend_urls(in, rule, &b, e) == -1 ||
+	    opt_copy(in, "model", b.model, sizeof(b.model), e) == -1 ||
+	    opt_copy(in, "auth_env", b.auth_env, sizeof(b.auth_env), e) == -1 ||
+	    opt_copy(in, "description", b.description, sizeof(b.description),
+	    e) == -1 ||
+	    opt_copy(in, "release_date", b.release_date,
+	    sizeof(b.release_date), e) == -1 ||
+	    ju_opt_int(in, "timeout_ms", 100, 3600000, &b.timeout_ms, NULL,
+	    e) == -1)
+		return -1;
+	if (*b.auth_env && !ops_spelled(b.auth_env, UPPER_, UPPER_ DIGITS))
+		return error_set(e, ERR_VALIDATION, "auth_env", "must be the "
+		    "name of an environment variable ([A-Z_][A-Z0-9_]*), not "
+		    "the key itself");
+	if (*b.release_date && check_date("release_date", b.release_date,
+	    e) == -1)
+		return -1;
+	snprintf(b.name, sizeof(b.name), "%s", name);
+	snprintf(b.kind, sizeof(b.kind), "%s", kind);
+	b.enabled = 1;
+	if (store_backend_insert(c->st, &b, e) == -1)
+		return -1;
+	*out = backend_json(&b);
+	return 0;
+}
+
+static int
+backend_set_enabled(struct op_ctx *c, json_object *in, int enabled,
+    json_object **out, struct error *e)
+{
+	struct backend	 b;
+	const char	*name;
+	int		 rc;
+
+	if (ju_req_str(in, "name", NAME_MAX_LEN, &name, e) == -1 ||
+	    (rc = store_backend_set_enabled(c->st, name, enabled, e)) == -1)
+		return -1;
+	if (rc == 0 || (rc = store_backend_by_name(c->st, name, &b, e)) == 0)
+		return ops_not_found(e, "backend", name);
+	if (rc == -1)
+		return -1;
+	*out = backend_json(&b);
+	return 0;
+}
+
+int
+op_backend_enable(struct op_ctx *c, json_object *in, json_object **out,
+    struct error *e)
+{
+	return backend_set_enabled(c, in, 1, out, e);
+}
+
+int
+op_backend_disable(struct op_ctx *c, json_object *in, json_object **out,
+    struct error *e)
+{
+	return backend_set_enabled(c, in, 0, out, e);
+}
+
+/* {name, enabled}: enable or disable, as PATCH /admin/v1/backends/NAME
+ * says it. */
+int
+op_backend_update(struct op_ctx *c, json_object *in, json_object **out,
+    struct error *e)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(in, "enabled", &v) ||
+	    !json_object_is_type(v, json_type_boolean))
+		return error_set(e, ERR_VALIDATION, "enabled",
+		    "is required: true or false");
+	return backend_set_enabled(c, in, json_object_get_boolean(v), out, e);
+}
+
+static void
+backend_add_json(const struct backend *b, void *arg)
+{
+	json_object_array_add(arg, backend_json(b));
+}
+
+int
+op_backend_list(struct op_ctx *c, json_object *in, json_object **out,
+    struct error *e)
+{
+	json_object *list = json_object_new_array();
+
+	return ops_listed(store_backend_each(c->st, 0, backend_add_json, list, e),
+	    "backends", list, out);
+}

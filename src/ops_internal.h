@@ -1,0 +1,95 @@
+/* ops_internal.h: what the ops*.c files share, and nobody else: the
+ * operations of each family (the table in ops.c runs them) and the
+ * checks several families make.
+ *
+ * Every operation takes its input object (borrowed) and, on success,
+ * sets *out to a new object the caller puts; on failure it returns -1
+ * with e set.  A mutating one runs inside the transaction ops_run()
+ * opened, which also writes its audit row. */
+#ifndef EVALGATE_OPS_INTERNAL_H
+#define EVALGATE_OPS_INTERNAL_H
+
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "error.h"
+#include "ops.h"
+
+struct app;
+struct schema_version;
+
+#define NAME_MAX_LEN	100		/* applications, backends */
+#define SLUG_MAX_LEN	100		/* schemas, templates */
+#define LIMIT_MAX	1000000000000LL	/* rates, quotas, versions */
+#define LOWER_DIGITS	"abcdefghijklmnopqrstuvwxyz0123456789"
+#define UPPER_		"ABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+#define DIGITS		"0123456789"
+
+typedef int (*op_fn)(struct op_ctx *, json_object *, json_object **,
+    struct error *);
+
+/* ops_app.c */
+int	op_app_create(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_app_update(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_app_list(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_key_issue(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_key_revoke(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_key_list(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+/* ops_backend.c */
+int	op_backend_add(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_backend_enable(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_backend_disable(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_backend_update(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_backend_list(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+/* ops_schema.c */
+int	op_schema_publish(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_schema_list(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_schema_show(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_grant(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_ungrant(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+/* ops_template.c */
+int	op_template_publish(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_template_list(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_template_render(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+
+/* Shared checks and lookups (ops.c). */
+/* 404: "no <what> named '<name>'".  Returns -1. */
+int	ops_not_found(struct error *e, const char *what, const char *name);
+/* The application called name, or 404. */
+int	ops_find_app(struct op_ctx *c, const char *name, struct app *a,
+	    struct error *e);
+/* A name is printable and has no '/', so that it fits in a path. */
+int	ops_check_name(const char *field, const char *name, struct error *e);
+/* Finishes a listing the store filled (rc from its _each function):
+ * {key: list} in *out, or the list released on failure. */
+int	ops_listed(int rc, const char *key, json_object *list,
+	    json_object **out);
+/* Whether s is one character of first, then characters of rest: slugs,
+ * variable names. */
+int	ops_spelled(const char *s, const char *first, const char *rest);
+/* The id of a schema or template: [a-z0-9][a-z0-9_.-]{0,99}. */
+int	ops_req_slug(json_object *in, const char **slug, struct error *e);
+/* The optional version of a schema or template: 0 when absent. */
+int	ops_opt_version(json_object *in, int64_t *version, struct error *e);
+
+#endif
