@@ -47,7 +47,7 @@ lighttpd -f "$run/lighttpd.conf"
 i=0
 until curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1; do
 	i=$((i + 1))
-	[ $i -lt 50 ] || { echo "gateway did not start: see $run/lighttpd-error.log" >&2; exit 1; }
+	[ $i -lt 50 ] || { echo "gateway did not start: see $run/lighttpd-error.log and $run/evalgate-error.log" >&2; exit 1; }
 	sleep 0.2
 done
 

@@ -1,18 +1,57 @@
-/* log.c: one line per message, prefixed with the program and pid. */
+/* log.c: one line per message, prefixed with the program and pid, with
+ * repeated lines counted instead of written (see log.h). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 
+static struct log_repeat repeat;	/* this process's last line */
+
+enum log_step
+log_repeat_step(struct log_repeat *r, const char *line, int64_t now_us,
+    long *owed, long *count)
+{
+	*owed = *count = 0;
+	if (strcmp(line, r->last) == 0) {
+		r->count++;
+		if (now_us - r->since_us < (int64_t)LOG_REPEAT_S * 1000000)
+			return LOG_SKIP;
+		*count = r->count;
+		r->count = 0;
+		r->since_us = now_us;
+		return LOG_COUNT;
+	}
+	*owed = r->count;
+	snprintf(r->last, sizeof(r->last), "%s", line);
+	r->count = 0;
+	r->since_us = now_us;
+	return LOG_WRITE;
+}
+
 static void
 log_line(const char *level, const char *fmt, va_list ap)
 {
-	char line[1024];
+	struct timespec	 ts;
+	char		 text[LOG_LINE_MAX], line[sizeof(repeat.last)];
+	long		 pid = (long)getpid(), owed, count;
+	enum log_step	 step;
 
-	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "evalgate[%ld]: %s: %s\n", (long)getpid(), level,
-	    line);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	snprintf(line, sizeof(line), "%s: %s", level, text);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	step = log_repeat_step(&repeat, line, (int64_t)ts.tv_sec * 1000000 +
+	    ts.tv_nsec / 1000, &owed, &count);
+	if (owed > 0)
+		fprintf(stderr, "evalgate[%ld]: the line before came %ld more "
+		    "time%s\n", pid, owed, owed == 1 ? "" : "s");
+	if (step == LOG_WRITE)
+		fprintf(stderr, "evalgate[%ld]: %s\n", pid, line);
+	else if (step == LOG_COUNT)
+		fprintf(stderr, "evalgate[%ld]: %s (%ld more times in the "
+		    "last %d s)\n", pid, line, count, LOG_REPEAT_S);
 	fflush(stderr);
 }
 
