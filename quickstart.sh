@@ -38,6 +38,7 @@ sed -e "s|^var.evalgate_worker = .*|var.evalgate_worker = \"$top/_build/evalgate
     -e "s|^var.evalgate_state  = .*|var.evalgate_state  = \"$run\"|" \
     -e "s|^var.evalgate_public = .*|var.evalgate_public = $port|" \
     -e "s|^var.evalgate_admin  = .*|var.evalgate_admin  = \"127.0.0.1:$admin_port\"|" \
+    -e "s|^var.evalgate_errors = .*|var.evalgate_errors = \"$top/errors\"|" \
     lighttpd.conf.sample > "$run/lighttpd.conf"
 if [ -f "$run/lighttpd.pid" ]; then
 	kill "$(cat "$run/lighttpd.pid")" 2>/dev/null || true

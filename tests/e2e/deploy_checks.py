@@ -12,6 +12,7 @@ absolute request-target naming the internal port, on the public port:
 import json
 import os
 import re
+import socket
 import threading
 import time
 
@@ -118,6 +119,81 @@ def test_errors(t, g, key):
          "an ungranted shape: 422 invalid_schema", r)
 
 
+def from_server(r):
+    """Whether r is one of errors/status-*.html: the spec's error body,
+    as JSON, with the status it is for, said to come from the server."""
+    try:
+        err = json.loads(r.body)["error"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return (r.headers.get("content-type", "").startswith("application/json")
+            and isinstance(err.get("code"), str)
+            and isinstance(err.get("message"), str)
+            and err.get("details") == {"status": r.status,
+                                       "source": "web server"})
+
+
+def raw(g, data):
+    """Sends data as it is to the public port; (status, headers, body)."""
+    s = socket.create_connection(("127.0.0.1", g.port), timeout=10)
+    try:
+        s.sendall(data)
+        out = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+    except OSError:
+        pass
+    finally:
+        s.close()
+    head, _, body = out.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    try:
+        status = int(lines[0].split()[1])
+    except (IndexError, ValueError):
+        status = 0
+    headers = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    return Answer(status, headers, body)
+
+
+class Answer:
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, headers, body
+
+    def __repr__(self):
+        return "<%d %r>" % (self.status, self.body[:200])
+
+
+SERVER_ERRORS = [
+    ("a NUL in the URL", b"GET /v1/models%00x HTTP/1.1\r\nHost: x\r\n"
+     b"Connection: close\r\n\r\n"),
+    ("a raw NUL in the request line", b"GET /v1/a\x00b HTTP/1.1\r\n"
+     b"Host: x\r\nConnection: close\r\n\r\n"),
+    ("a request line that is not HTTP", b"GARBAGE\r\n\r\n"),
+    ("a header over the server's limit", b"GET /health HTTP/1.1\r\n"
+     b"Host: x\r\nX-Big: " + b"a" * 70000 + b"\r\nConnection: close"
+     b"\r\n\r\n"),
+    ("a Content-Length that is no number", b"POST /v1/systemone "
+     b"HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n"
+     b"Connection: close\r\n\r\n"),
+]
+
+
+def test_server_errors(t, g):
+    """What the web server refuses before any worker sees it is a 4xx
+    in the spec's format (errors/), never HTML."""
+    for what, data in SERVER_ERRORS:
+        r = raw(g, data)
+        t.ok(400 <= r.status < 500 and from_server(r),
+             "%s: the server's %d, in the spec's format" % (what, r.status),
+             r)
+
+
 def wait_for(cond, timeout):
     end = time.time() + timeout
     while time.time() < end:
@@ -141,9 +217,10 @@ def test_body_limit(t, g, key, server_limit, server_status):
                "up to the server's own limit, still the JSON 413")
     r = g.post("/v1/systemone", b"x" * (server_limit + 1), key=key,
                headers=h)
-    t.ok(r.status == server_status and not r.body.startswith(b"{"),
+    t.ok(r.status == server_status and from_server(r),
          "past it the server answers %d itself (the boundary the sample "
-         "documents)" % server_status, r)
+         "documents), in the spec's format from errors/" % server_status,
+         r)
     t.eq(g.get("/health").status, 200, "the gateway is fine afterwards")
 
 
@@ -212,6 +289,7 @@ def run_shared(t, g, over_limit_status):
     t.run([test_health], g)
     t.run([test_auth, test_evaluation_and_outcome, test_errors], g, key)
     t.run([test_body_limit], g, key, 2 * LIMIT, over_limit_status)
+    t.run([test_server_errors], g)
     t.run([test_admin_listener], g, key, root)
     t.run([test_several_workers], g, key)
     return key, root

@@ -30,6 +30,7 @@ WORKER = os.path.abspath(os.path.join(BUILDDIR, "evalgate.fcgi"))
 ADMIN = os.path.abspath(os.path.join(BUILDDIR, "evalgate-admin"))
 FAKE_UPSTREAM = os.path.abspath(os.path.join(SRCDIR, "tests", "e2e",
                                              "fake_upstream.py"))
+ERRORS = os.path.abspath(os.path.join(SRCDIR, "errors"))  # status-*.html
 
 
 def free_port():
@@ -477,6 +478,7 @@ class ApacheGateway(Gateway):
             "EVALGATE_NAME": "127.0.0.1",
             "EVALGATE_PUBLIC": "127.0.0.1:%d" % self.port,
             "EVALGATE_ADMIN": "127.0.0.1:%d" % self.admin_port,
+            "EVALGATE_ERRORS": ERRORS,
         }
         for name, value in defines.items():
             text = set_directive(text, "Define", value, key=name)
@@ -496,7 +498,8 @@ class ApacheGateway(Gateway):
             os.makedirs(os.path.join(self.dir, d), exist_ok=True)
         mods = "".join("LoadModule %s_module %s/mod_%s.so\n" %
                        (m, APACHE_MODULES, m) for m in
-                       ("mpm_event", "authz_core", "authz_host", "fcgid"))
+                       ("mpm_event", "authz_core", "authz_host", "alias",
+                        "fcgid"))
         user = ("User %s\nGroup %s\n" % (self.user, self.user)
                 if self.user else "")
         envs = "".join('FcgidInitialEnv %s "%s"\n' % kv
@@ -607,7 +610,8 @@ class LighttpdSampleGateway(Gateway):
                 ("var.evalgate_worker", '"%s"' % self.worker),
                 ("var.evalgate_state", '"%s"' % self.dir),
                 ("var.evalgate_public", str(self.port)),
-                ("var.evalgate_admin", '"127.0.0.1:%d"' % self.admin_port)):
+                ("var.evalgate_admin", '"127.0.0.1:%d"' % self.admin_port),
+                ("var.evalgate_errors", '"%s"' % ERRORS)):
             text = set_directive(text, name, "= " + value,
                                  where=LIGHTTPD_SAMPLE)
         text = set_directive(text, '"max-procs"', "=> %d," % self.workers,

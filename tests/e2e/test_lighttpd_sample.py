@@ -16,7 +16,7 @@ import signal
 import subprocess
 import time
 
-from deploy_checks import run_shared
+from deploy_checks import from_server, run_shared
 from gateway import LighttpdSampleGateway, TAP
 
 PEPPER_LINE = "group or others may access it"
@@ -66,6 +66,11 @@ def daemonised(t, breakagelog):
                     break
             time.sleep(0.1)
         time.sleep(0.5)
+        r = g.get("/health")
+        t.ok(r.status in (500, 503) and from_server(r),
+             "%s breakagelog: with no worker, the client gets the "
+             "server's %d in the spec's format (errors/)" % (what, r.status),
+             r)
         lines = logged(g.dir)
         if breakagelog:
             path = os.path.join(g.dir, "evalgate-error.log")
