@@ -1,0 +1,337 @@
+/* shm.c: the host's shared memory: the file, its mutex, the worker
+ * slots (see shm.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shm.h"
+
+#define SHM_MAGIC	0x65677368u	/* "egsh" */
+#define SHM_TRIES	8		/* files replaced under us in a row */
+
+/* The file's layout.  magic is written last when a file is set up, under
+ * flock(), so a creator that died half way leaves magic 0: set up
+ * again by the next. */
+struct shm_file {
+	uint32_t		 magic;
+	uint32_t		 version;	/* SHM_VERSION */
+	uint64_t		 nslots;
+	pthread_mutex_t		 lock;		/* robust, process-shared */
+	struct shm_worker	 slots[];	/* nslots of them */
+};
+
+struct shm {
+	char			 path[4096];
+	mode_t			 mode;
+	size_t			 want;		/* slots for a new file */
+	int			 fd;		/* owned */
+	dev_t			 dev;		/* of the file mapped */
+	ino_t			 ino;
+	struct shm_file		*f;		/* owned: the mapping */
+	size_t			 size;		/* bytes mapped */
+	struct shm_worker	*self;		/* in f; NULL: no slot */
+	uint64_t		 started;	/* this process's start time */
+};
+
+/* The start time of process pid (field 22 of /proc/PID/stat, in clock
+ * ticks since boot), or 0 when it cannot be read. */
+static uint64_t
+started(pid_t pid)
+{
+	char			 path[64], buf[1024], *p;
+	unsigned long long	 t = 0;
+	ssize_t			 n;
+	int			 fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* The command name may hold spaces: count fields after its ')'. */
+	if ((p = strrchr(buf, ')')) == NULL)
+		return 0;
+	for (i = 2; i < 22 && p != NULL; i++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL || sscanf(p + 1, "%llu", &t) != 1)
+		return 0;
+	return (uint64_t)t;
+}
+
+int
+shm_owner_alive(const struct shm_worker *w)
+{
+	if (w->pid <= 0)
+		return 0;
+	if (kill(w->pid, 0) == -1 && errno == ESRCH)
+		return 0;
+	/* A pid the kernel gave to another process since. */
+	return w->started == 0 || started(w->pid) == w->started;
+}
+
+/* Sets up the file's header and mutex, magic last. */
+static int
+setup(struct shm_file *f, size_t nslots)
+{
+	pthread_mutexattr_t	a;
+	int			rc;
+
+	memset(f, 0, sizeof(*f) + nslots * sizeof(f->slots[0]));
+	f->version = SHM_VERSION;
+	f->nslots = nslots;
+	if (pthread_mutexattr_init(&a) != 0)
+		return -1;
+	rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED) != 0 ||
+	    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST) != 0 ||
+	    pthread_mutex_init(&f->lock, &a) != 0 ? -1 : 0;
+	pthread_mutexattr_destroy(&a);
+	if (rc == 0)
+		__atomic_store_n(&f->magic, SHM_MAGIC, __ATOMIC_RELEASE);
+	return rc;
+}
+
+static void
+unmap(struct shm *m)
+{
+	if (m->f != NULL)
+		munmap(m->f, m->size);
+	if (m->fd != -1)
+		close(m->fd);
+	m->f = NULL;
+	m->fd = -1;
+	m->self = NULL;
+}
+
+/* One try at mapping the file at m->path: 1 done, 0 try again (the file
+ * was replaced, or was of another layout and is now unlinked), -1 with
+ * e set. */
+static int
+map_once(struct shm *m, struct error *e)
+{
+	struct stat	 sb;
+	size_t		 size;
+	uint32_t	 magic = 0;
+	const char	*what;
+
+	what = "open";
+	if ((m->fd = open(m->path, O_RDWR | O_CREAT | O_CLOEXEC,
+	    m->mode)) == -1)
+		goto fail;
+	what = "lock";
+	if (flock(m->fd, LOCK_EX) == -1 || fstat(m->fd, &sb) == -1)
+		goto fail;
+	if (sb.st_nlink == 0) {		/* unlinked before we locked it */
+		unmap(m);
+		return 0;
+	}
+	/* A file that was never set up (new, or its maker died half way,
+	 * or not ours) is set up at our size: nobody maps it before. */
+	size = sizeof(struct shm_file) + m->want * sizeof(struct shm_worker);
+	if ((size_t)sb.st_size >= sizeof(uint32_t) &&
+	    pread(m->fd, &magic, sizeof(magic), 0) == sizeof(magic) &&
+	    magic == SHM_MAGIC)
+		size = (size_t)sb.st_size;
+	else if ((size_t)sb.st_size != size &&
+	    ftruncate(m->fd, (off_t)size) == -1) {
+		what = "size";
+		goto fail;
+	}
+	what = "map";
+	if (size < sizeof(struct shm_file) || (m->f = mmap(NULL, size,
+	    PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0)) == MAP_FAILED) {
+		m->f = NULL;
+		goto fail;
+	}
+	m->size = size;
+	if (m->f->magic == SHM_MAGIC && (m->f->version != SHM_VERSION ||
+	    sizeof(struct shm_file) + m->f->nslots *
+	    sizeof(struct shm_worker) != size)) {
+		unlink(m->path);	/* another layout: a new file */
+		unmap(m);
+		return 0;
+	}
+	what = "set up";
+	if (m->f->magic != SHM_MAGIC && setup(m->f, m->want) == -1)
+		goto fail;
+	flock(m->fd, LOCK_UN);
+	m->dev = sb.st_dev;
+	m->ino = sb.st_ino;
+	return 1;
+fail:
+	error_set(e, ERR_UNAVAILABLE, NULL, "shared memory %s: %s: %s",
+	    m->path, what, strerror(errno));
+	unmap(m);
+	return -1;
+}
+
+/* Takes a free slot, or one whose owner is gone. */
+static void
+claim(struct shm *m)
+{
+	struct shm_worker	*w;
+	size_t			 i, n;
+
+	if (shm_lock(m) == -1)
+		return;
+	w = shm_slots(m, &n);
+	for (i = 0; i < n && w[i].pid != 0; i++)
+		;
+	if (i == n && shm_reap(m) > 0)
+		for (i = 0; i < n && w[i].pid != 0; i++)
+			;
+	if (i < n) {
+		w[i].backend_id = 0;
+		w[i].started = m->started;
+		w[i].pid = getpid();
+		m->self = &w[i];
+	}
+	shm_unlock(m);
+}
+
+static int
+map_file(struct shm *m, struct error *e)
+{
+	int	rc = 0, tries;
+
+	for (tries = 0; tries < SHM_TRIES && rc == 0; tries++)
+		rc = map_once(m, e);
+	if (rc == 0)
+		error_set(e, ERR_UNAVAILABLE, NULL, "shared memory %s: "
+		    "replaced %d times while mapping it", m->path, SHM_TRIES);
+	if (rc != 1)
+		return -1;
+	claim(m);
+	return 0;
+}
+
+struct shm *
+shm_attach(const char *path, int workers, mode_t mode, struct error *e)
+{
+	struct shm	*m;
+
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+		return NULL;
+	}
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	m->mode = mode;
+	m->want = SHM_SLOTS(workers > 0 ? workers : 1);
+	m->fd = -1;
+	m->started = started(getpid());
+	if (map_file(m, e) == -1) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* Frees this process's slot in the mapping it holds. */
+static void
+release(struct shm *m)
+{
+	if (m->self == NULL || shm_lock(m) == -1)
+		return;
+	if (m->self->pid == getpid()) {
+		m->self->backend_id = 0;
+		m->self->pid = 0;
+	}
+	m->self = NULL;
+	shm_unlock(m);
+}
+
+void
+shm_detach(struct shm *m)
+{
+	if (m == NULL)
+		return;
+	release(m);
+	unmap(m);
+	free(m);
+}
+
+int
+shm_maintain(struct shm *m)
+{
+	struct stat	 sb;
+	struct shm	 fresh;
+	struct error	 e = { 0 };
+
+	if (m->f != NULL && stat(m->path, &sb) == 0 && sb.st_dev == m->dev &&
+	    sb.st_ino == m->ino)
+		return 0;
+	fresh = *m;
+	fresh.fd = -1;
+	fresh.f = NULL;
+	fresh.self = NULL;
+	if (map_file(&fresh, &e) == -1) {
+		error_clear(&e);
+		return -1;
+	}
+	release(m);
+	unmap(m);
+	*m = fresh;
+	return 0;
+}
+
+int
+shm_lock(struct shm *m)
+{
+	int rc;
+
+	if (m == NULL || m->f == NULL)
+		return -1;
+	rc = pthread_mutex_lock(&m->f->lock);
+	if (rc == EOWNERDEAD)	/* its holder died: what it held is ours */
+		rc = pthread_mutex_consistent(&m->f->lock);
+	if (rc != 0) {
+		unlink(m->path);	/* unusable: the next process remakes it */
+		return -1;
+	}
+	return 0;
+}
+
+void
+shm_unlock(struct shm *m)
+{
+	pthread_mutex_unlock(&m->f->lock);
+}
+
+struct shm_worker *
+shm_self(struct shm *m)
+{
+	return m->self;
+}
+
+struct shm_worker *
+shm_slots(struct shm *m, size_t *n)
+{
+	*n = (size_t)m->f->nslots;
+	return m->f->slots;
+}
+
+size_t
+shm_reap(struct shm *m)
+{
+	struct shm_worker	*w;
+	size_t			 i, n, freed = 0;
+
+	w = shm_slots(m, &n);
+	for (i = 0; i < n; i++)
+		if (w[i].pid != 0 && !shm_owner_alive(&w[i])) {
+			w[i].backend_id = 0;
+			w[i].pid = 0;
+			freed++;
+		}
+	return freed;
+}

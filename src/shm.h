@@ -1,0 +1,69 @@
+/* shm.h: the host's shared memory (design.md section 16, item 1).
+ *
+ * One file-backed mapping (SERVICE_SHM_PATH) that every worker of the
+ * host maps, for what they must count together and may lose: which
+ * backend each worker is calling (the in-flight limit), and, as the
+ * issues that need them arrive, probes, budgets, admission, the
+ * write-lock queue and metrics.  Deleting the file loses nothing that
+ * matters: every process notices (shm_maintain) and maps a new one.
+ *
+ * The layout is fixed and versioned: a header, one robust
+ * process-shared mutex, then SHM_SLOTS(workers) worker slots.  A file of
+ * another version or size is not reused: it is unlinked and a new one
+ * made, so processes of two versions never share a layout.  A slot is
+ * owned by a process (pid and start time, against pid reuse) and freed
+ * when its owner is gone.  Everything in the mapping is read and
+ * written under shm_lock(); an owner killed while holding it leaves an
+ * update half done, so every update is written to be harmless when cut
+ * short (one field, or fields that are only read together with it). */
+#ifndef EVALGATE_SHM_H
+#define EVALGATE_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define SHM_VERSION	1
+/* Slots for workers: the pool, the internal listener's, the console, and
+ * processes being replaced while their successors start. */
+#define SHM_SLOTS(workers)	(2 * (size_t)(workers) + 16)
+
+struct shm_worker {
+	pid_t	 pid;		/* owner; 0: free */
+	uint64_t started;	/* the owner's start time (/proc), in ticks */
+	int64_t	 backend_id;	/* evaluation in flight to it; 0 none */
+};
+
+struct shm;	/* a process's handle on the mapping (opaque) */
+
+/* Maps the file at path, creating it (with mode) or replacing one of
+ * another layout, and takes a slot for this process.  workers sizes the
+ * slots.  NULL with e set (503) when it cannot: callers then go on
+ * without what the mapping counts. */
+struct shm	*shm_attach(const char *path, int workers, mode_t mode,
+		    struct error *e);
+/* Frees this process's slot and unmaps.  NULL is fine. */
+void		 shm_detach(struct shm *m);
+/* Between requests: maps the file anew if it was unlinked or replaced
+ * (another inode at the path), as the cache is.  0, or -1 when the new
+ * one cannot be mapped (the old mapping stays in use). */
+int		 shm_maintain(struct shm *m);
+
+/* Takes the mapping's mutex; a holder that died is recovered from
+ * (EOWNERDEAD: the mutex is made consistent).  0, or -1 when the mutex
+ * is unusable (the file is then unlinked, for the next shm_maintain). */
+int		 shm_lock(struct shm *m);
+void		 shm_unlock(struct shm *m);
+
+/* Under the lock: this process's slot, and every slot (n of them). */
+struct shm_worker *shm_self(struct shm *m);
+struct shm_worker *shm_slots(struct shm *m, size_t *n);
+/* Under the lock: frees the slots whose owner is gone; how many. */
+size_t		 shm_reap(struct shm *m);
+/* Whether the owner of w is the process that took it (not gone, not a
+ * new process with its pid). */
+int		 shm_owner_alive(const struct shm_worker *w);
+
+#endif

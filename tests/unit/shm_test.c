@@ -1,0 +1,138 @@
+/* shm_test.c: TAP tests of the host's shared memory (src/shm.c) with
+ * real processes: the file is made with the mode asked, each process
+ * gets its own slot, a process killed while holding the mutex does not
+ * stall the others, the slot of a killed process is freed, a deleted or
+ * replaced file is noticed and mapped anew by everyone, and a file of
+ * another layout is replaced, not reused. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "shm.h"
+#include "tap.h"
+
+static char path[256];
+
+/* A child that attaches, says so through the pipe, then does what = 'w'
+ * (wait to be killed) or 'l' (takes the lock, then waits). */
+static pid_t
+child(char what)
+{
+	int	 fds[2];
+	pid_t	 pid;
+	char	 c = 0;
+
+	if (pipe(fds) == -1 || (pid = fork()) == -1)
+		abort();
+	if (pid == 0) {
+		struct error	 e = { 0 };
+		struct shm	*m = shm_attach(path, 4, 0600, &e);
+
+		if (m == NULL || (what == 'l' && shm_lock(m) == -1))
+			_exit(1);
+		(void)write(fds[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	(void)read(fds[0], &c, 1);
+	close(fds[0]);
+	return c == 'x' ? pid : -1;
+}
+
+static void
+kill_wait(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* How many slots are taken. */
+static size_t
+taken(struct shm *m)
+{
+	struct shm_worker	*w;
+	size_t			 i, n, k = 0;
+
+	if (shm_lock(m) == -1)
+		return (size_t)-1;
+	w = shm_slots(m, &n);
+	for (i = 0; i < n; i++)
+		k += w[i].pid != 0;
+	shm_unlock(m);
+	return k;
+}
+
+int
+main(void)
+{
+	struct error	 e = { 0 };
+	struct shm	*m, *m2;
+	struct stat	 sb;
+	size_t		 n;
+	pid_t		 a, b;
+	FILE		*f;
+
+	snprintf(path, sizeof(path), "/tmp/evalgate-shm-test-%ld",
+	    (long)getpid());
+	unlink(path);
+
+	m = shm_attach(path, 4, 0600, &e);
+	ok(m != NULL, "attach creates the file");
+	ok(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600,
+	    "mode 0600, as asked");
+	ok(shm_lock(m) == 0 && shm_self(m) != NULL &&
+	    shm_self(m)->pid == getpid() && shm_slots(m, &n) != NULL &&
+	    n == SHM_SLOTS(4), "a slot of its own, SHM_SLOTS(4) in all");
+	shm_unlock(m);
+
+	a = child('w');
+	b = child('w');
+	ok(a > 0 && b > 0 && taken(m) == 3, "two more processes: three slots");
+	kill_wait(a);
+	ok(shm_lock(m) == 0 && shm_reap(m) == 1, "a killed process's slot "
+	    "is reaped");
+	shm_unlock(m);
+	ok(taken(m) == 2, "two slots left");
+
+	a = child('l');
+	ok(a > 0, "a child holds the mutex");
+	kill_wait(a);
+	ok(shm_lock(m) == 0, "killed while holding it: the mutex is "
+	    "recovered, not stuck");
+	shm_unlock(m);
+	ok(shm_lock(m) == 0, "and usable again");
+	shm_unlock(m);
+	kill_wait(b);
+	ok(shm_lock(m) == 0 && shm_reap(m) == 2, "both killed children are reaped");
+	shm_unlock(m);
+
+	/* The file deleted: everyone maps a new one at the next check. */
+	m2 = shm_attach(path, 4, 0600, &e);
+	ok(m2 != NULL && taken(m) == 2, "a second handle, a second slot");
+	unlink(path);
+	ok(shm_maintain(m) == 0 && shm_maintain(m2) == 0,
+	    "deleted: both notice and map anew");
+	ok(access(path, F_OK) == 0 && taken(m) == 2 && taken(m2) == 2,
+	    "one new file, the same two slots in it");
+	ok(shm_maintain(m) == 0 && taken(m) == 2,
+	    "unchanged: nothing is mapped again");
+	shm_detach(m2);
+	ok(taken(m) == 1, "detach frees the slot");
+
+	/* Replaced by a file of another layout: not reused. */
+	shm_detach(m);
+	f = fopen(path, "w");
+	fputs("something else entirely, of another size and version", f);
+	fclose(f);
+	m = shm_attach(path, 4, 0600, &e);
+	ok(m != NULL && stat(path, &sb) == 0 && sb.st_size > 64 &&
+	    taken(m) == 1, "a file of another layout is replaced");
+	shm_detach(m);
+	unlink(path);
+	return tap_done();
+}
