@@ -31,8 +31,10 @@ log_repeat_step(struct log_repeat *r, const char *line, int64_t now_us,
 	return LOG_WRITE;
 }
 
+/* Writes one message; a warning identical to the one before is counted
+ * instead (info lines each mark one event, and are all written). */
 static void
-log_line(const char *level, const char *fmt, va_list ap)
+log_line(const char *level, int counted, const char *fmt, va_list ap)
 {
 	struct timespec	 ts;
 	char		 text[LOG_LINE_MAX], line[sizeof(repeat.last)];
@@ -41,6 +43,11 @@ log_line(const char *level, const char *fmt, va_list ap)
 
 	vsnprintf(text, sizeof(text), fmt, ap);
 	snprintf(line, sizeof(line), "%s: %s", level, text);
+	if (!counted) {
+		fprintf(stderr, "evalgate[%ld]: %s\n", pid, line);
+		fflush(stderr);
+		return;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	step = log_repeat_step(&repeat, line, (int64_t)ts.tv_sec * 1000000 +
 	    ts.tv_nsec / 1000, &owed, &count);
@@ -61,7 +68,7 @@ log_info(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_line("info", fmt, ap);
+	log_line("info", 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -71,6 +78,6 @@ log_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_line("warning", fmt, ap);
+	log_line("warning", 1, fmt, ap);
 	va_end(ap);
 }

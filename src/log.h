@@ -2,11 +2,12 @@
  * error log (lighttpd: server.breakagelog; Apache: ErrorLog).  Never pass
  * a key, a secret or a state to these.
  *
- * A line identical to the one before is not written again: the first is
- * written, then, while it repeats, one line every LOG_REPEAT_S seconds
+ * A warning identical to the one before is not written again: the first
+ * is written, then, while it repeats, one line every LOG_REPEAT_S seconds
  * saying how many times it came since (a full disk would otherwise write
- * thousands of lines a second).  A different line first writes the count
- * still owed for the previous one. */
+ * thousands of lines a second).  A different warning first writes the
+ * count still owed for the previous one.  Info lines each mark one event
+ * (an argon2id run) and are all written. */
 #ifndef EVALGATE_LOG_H
 #define EVALGATE_LOG_H
 

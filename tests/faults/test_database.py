@@ -202,6 +202,12 @@ def test_full(t):
              "was free) or a 503, never another 5xx", r)
         t.ok("database or disk is full" in g.log(), "full: the log says "
              "\"database or disk is full\"")
+        for i in range(40):
+            evaluate(g, key)
+        said = g.log().count("database or disk is full")
+        t.ok(0 < said <= 8, "full: 40 more refusals add no line per "
+             "request: a repeated warning is written once, then counted "
+             "(%d lines)" % said)
         t.eq(sorted(g.worker_pids()), pids, "full: no worker died")
         os.unlink(os.path.join(d, "filler"))
         r, _ = evaluate(g, key)
