@@ -78,6 +78,16 @@ clock_ms_to_next_day(int64_t ms)
 	return day - (((ms % day) + day) % day);
 }
 
+static int
+days_in_month(int y, int mo)
+{
+	static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31,
+	    30, 31 };
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	return days[mo - 1] + (mo == 2 && leap);
+}
+
 int
 clock_parse_rfc3339(const char *s, int64_t *ms)
 {
@@ -123,8 +133,10 @@ clock_parse_rfc3339(const char *s, int64_t *ms)
 		if (*s != '\0')
 			return -1;
 	}
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
-	    sec > 60 || y < 1970)
+	/* A day the month does not have is refused, not rolled over into
+	 * the next month as timegm() would. */
+	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) ||
+	    h > 23 || mi > 59 || sec > 60 || y < 1970)
 		return -1;
 	tm.tm_year = y - 1900;
 	tm.tm_mon = mo - 1;

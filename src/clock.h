@@ -13,7 +13,8 @@ int64_t	 clock_mono_us(void);			/* monotonic, for latency */
 /* Formats epoch ms as RFC 3339 UTC: "2026-11-21T16:25:51.123Z". */
 void	 clock_rfc3339(int64_t ms, char buf[32]);
 /* Parses RFC 3339 ("2026-12-31T23:59:59Z", "+02:00" offsets, optional
- * fraction) or a bare date "YYYY-MM-DD" (midnight UTC) into epoch ms. */
+ * fraction) or a bare date "YYYY-MM-DD" (midnight UTC) into epoch ms.
+ * A day its month does not have (2026-02-29, 2026-04-31) is refused. */
 int	 clock_parse_rfc3339(const char *s, int64_t *ms);
 /* The UTC day of ms, "YYYY-MM-DD", and the ms until the next one. */
 void	 clock_utc_day(int64_t ms, char buf[11]);
