@@ -301,13 +301,6 @@ static const char SQL_VERSION_ALL[] =
 	"SELECT " VERSION_COLS " WHERE (?1 = '' OR s.slug = ?1)"
 	" ORDER BY v.schema_id, v.version";
 
-void
-schema_version_clear(struct schema_version *v)
-{
-	json_object_put(v->questions);
-	memset(v, 0, sizeof(*v));
-}
-
 /* A row into v; questions are parsed by parse_questions() after. */
 static void
 read_version(sqlite3_stmt *stmt, void *out)
@@ -526,14 +519,6 @@ static const char SQL_TEMPLATE_GET[] =
 static const char SQL_TEMPLATE_ALL[] =
 	"SELECT " TEMPLATE_COLS " WHERE v.published = 1"
 	" ORDER BY v.template_id, v.version";
-
-void
-template_version_clear(struct template_version *v)
-{
-	free(v->body);
-	json_object_put(v->variables);
-	memset(v, 0, sizeof(*v));
-}
 
 /* A row into v (owning its copies), or -1 with v cleared. */
 static int

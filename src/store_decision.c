@@ -110,17 +110,6 @@ static const char SQL_OUTCOMES_GET[] =
 	" ON a.decision_id = o.decision_id AND a.question = o.question"
 	" WHERE o.decision_id = ?1 ORDER BY a.position";
 
-void
-decision_row_clear(struct decision_row *d)
-{
-	free(d->model);
-	json_object_put(d->questions);
-	json_object_put(d->state);
-	json_object_put(d->answers);
-	json_object_put(d->outcomes);
-	memset(d, 0, sizeof(*d));
-}
-
 static const char *
 col(sqlite3_stmt *stmt, int i)
 {

@@ -20,7 +20,7 @@ store_decision_page(struct store *st, const struct decision_range *q,
     void *arg, struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, SQL_DECISION_PAGE, e);
-	char		 id[37];
+	char		 id[UUID7_LEN + 1];
 	int		 rc, n = 0;
 
 	if (stmt == NULL)
