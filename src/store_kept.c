@@ -52,8 +52,6 @@ struct kept {
 	} slots[KEPT__MAX][KEPT_SLOTS];
 };
 
-static const char SQL_GENERATION[] = "SELECT n FROM catalog_generation";
-
 /* Drops every row. */
 static void
 flush(struct kept *m)
@@ -83,7 +81,7 @@ store_kept_check(struct store *st)
 		st->kept->generation = -1;
 	}
 	st->kept->valid = 0;
-	if ((stmt = store_stmt(st, SQL_GENERATION, &e)) == NULL) {
+	if ((stmt = store_stmt(st, STMT_GENERATION, &e)) == NULL) {
 		error_clear(&e);
 		return;
 	}
