@@ -1,6 +1,6 @@
 /* store.c: connections, migrations, the prepared statements and the
- * transaction helpers every store_*.c file uses.  The statements are in
- * store_sql.c. */
+ * transaction helpers every store_*.c file uses.  The SQL is elsewhere:
+ * the tables in schema.sql and sql/, the statements in store_sql.c. */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -15,52 +15,16 @@
 #include "settings.h"
 #include "store_internal.h"
 
-extern const char schema_sql[];		/* schema.sql, compiled in */
-
-/* Every change to a catalog table bumps the catalog's generation. */
-#define BUMP(table, op)	"CREATE TRIGGER IF NOT EXISTS " table "_" op \
-	" AFTER " op " ON " table \
-	" BEGIN UPDATE catalog_generation SET n = n + 1; END;"
-#define WATCH(table)	BUMP(table, "insert") BUMP(table, "update") \
-	BUMP(table, "delete")
-
-/* migrations[i] takes a database from user_version i to i + 1.  A new
- * database runs them all, starting from schema.sql, which holds every
- * table; later steps are written to be no-ops where it has them. */
+/* migrations[i] takes a database from user_version i to i + 1: step 1
+ * is schema.sql, step N is sql/migrate-N.sql.  A new database runs them
+ * all, starting from schema.sql, which holds every table; later steps
+ * are written to be no-ops where it has them. */
 static const char *const migrations[] = {
 	schema_sql,
-	/* 2: calibration reads one schema version's decisions. */
-	"CREATE INDEX IF NOT EXISTS decisions_schema"
-	" ON decisions(schema_id, schema_version);",
-	/* 3: workers keep catalog rows while its generation holds
-	 * (store_kept.c). */
-	"CREATE TABLE IF NOT EXISTS catalog_generation (n INTEGER NOT NULL);"
-	"INSERT INTO catalog_generation SELECT 0"
-	" WHERE NOT EXISTS (SELECT 1 FROM catalog_generation);"
-	WATCH("applications") WATCH("api_keys") WATCH("backends")
-	WATCH("backend_replicas") WATCH("schemas") WATCH("schema_versions")
-	WATCH("grants") WATCH("templates") WATCH("template_versions"),
+	migrate_2_sql,		/* the index calibration reads by */
+	migrate_3_sql,		/* the catalog generation and its triggers */
 };
 #define SCHEMA_VERSION (int)(sizeof(migrations) / sizeof(migrations[0]))
-
-/* The cache may be deleted at any time: every process recreates it. */
-static const char cache_sql[] =
-	"CREATE TABLE IF NOT EXISTS cache.key_memo ("
-	" mac BLOB PRIMARY KEY, prefix TEXT NOT NULL,"
-	" at_ms INTEGER NOT NULL) WITHOUT ROWID;"
-	"CREATE TABLE IF NOT EXISTS cache.auth_failures ("
-	" prefix TEXT NOT NULL, at_ms INTEGER NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS cache.auth_failures_prefix"
-	" ON auth_failures(prefix, at_ms);"
-	/* Per application: the GCRA arrival time and the running total
-	 * of the day's quota units (store_quota.c); one row, so one page
-	 * written per admission. */
-	"CREATE TABLE IF NOT EXISTS cache.admission ("
-	" app_id INTEGER PRIMARY KEY, tat_ms INTEGER NOT NULL,"
-	" day TEXT NOT NULL, used INTEGER NOT NULL);"
-	"DROP TABLE IF EXISTS cache.rate_windows;"	/* its predecessor */
-	"CREATE TABLE IF NOT EXISTS cache.cooldowns ("
-	" url TEXT PRIMARY KEY, until_ms INTEGER NOT NULL) WITHOUT ROWID;";
 
 /* Set while store_maintain() tries again what failed and was logged. */
 static int quiet;

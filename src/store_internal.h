@@ -7,6 +7,12 @@
 
 #include "store.h"
 
+/* The .sql files, compiled in (Makefile.am: src/sql_files.c). */
+extern const char schema_sql[];		/* schema.sql: every table */
+extern const char cache_sql[];		/* sql/cache.sql */
+extern const char migrate_2_sql[];	/* sql/migrate-2.sql */
+extern const char migrate_3_sql[];	/* sql/migrate-3.sql */
+
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_WAL_LIMIT	(4 << 20)	/* bytes a WAL is cut back to */
 #define STORE_RETRY_MS	1000		/* between attempts to reconnect */

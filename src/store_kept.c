@@ -5,7 +5,7 @@
  * when an administrator changes them.  Each worker keeps the ones it has
  * read, and uses them while the catalog's generation is the one they
  * were read at.  Triggers on every catalog table bump the generation
- * (migration 3 in store.c), whoever writes: the console, /admin/v1, or
+ * (sql/migrate-3.sql), whoever writes: the console, /admin/v1, or
  * sqlite3 by hand.  A request reads the generation as the first
  * statement of its read snapshot (store_read_begin); the rows are used
  * only inside that snapshot, so a row it gives is one the snapshot would

@@ -1,7 +1,7 @@
 /* store_sql.c: every SQL statement the store runs, by name (enum stmt
  * in store_internal.h), in one table: the one place to read what the
  * store asks of SQLite, and the one a second engine would replace.  The
- * tables themselves are in schema.sql and store.c.
+ * tables themselves are in schema.sql and sql/.
  *
  * Every value comes in as a bound parameter (?1, ?2, ...); no text is
  * ever pasted into a statement.  Only the pragmas, which take a number
