@@ -1,11 +1,13 @@
 -- schema.sql: every table of the evalgate database (version 3).
 --
--- evalgate-admin init applies this to a new database and sets
--- PRAGMA user_version; store.c holds the steps that bring an older
--- database forward to this one.
+-- evalgate-admin init applies this to a new database as step 1 and
+-- sets PRAGMA user_version; sql/migrate-N.sql takes a database from
+-- version N - 1 to N, and a new one runs them too (they are no-ops where
+-- this file already has what they add; the catalog generation's
+-- triggers are in sql/migrate-3.sql only).
 -- Times are integers: seconds since the epoch (UTC) unless named *_ms.
--- The cache file (rate windows, key memo, cool-downs) is created by
--- store.c, not here: it may be deleted at any time.
+-- The cache file (admission rows, key memo, cool-downs) is created by
+-- sql/cache.sql, not here: it may be deleted at any time.
 
 CREATE TABLE applications (
 	id		INTEGER PRIMARY KEY,
@@ -132,7 +134,7 @@ CREATE TABLE outcomes (
 ) WITHOUT ROWID;
 
 -- Counts the changes to the tables above (applications to template
--- versions): the triggers of store.c's migration 3 bump it, and each
+-- versions): the triggers of sql/migrate-3.sql bump it, and each
 -- worker drops the catalog rows it keeps when it moves (store_kept.c).
 CREATE TABLE catalog_generation (
 	n		INTEGER NOT NULL

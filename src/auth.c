@@ -11,8 +11,12 @@
 #include "auth.h"
 #include "clock.h"
 #include "log.h"
+#include "store.h"
 
 #define MEMO_SLOTS 64
+
+_Static_assert(MODEL_KEY_HASH_SIZE >= crypto_pwhash_STRBYTES,
+    "a key_row holds crypto_pwhash_str's output");
 
 static unsigned char	pepper[32];	/* server secret, from the file */
 static unsigned char	memo_key[32];	/* derived from the pepper */

@@ -10,9 +10,11 @@
 #include <stddef.h>
 
 #include "error.h"
-#include "store.h"
+#include "model.h"
 
-#define AUTH_PREFIX_LEN	8
+struct store;
+
+#define AUTH_PREFIX_LEN	MODEL_KEY_PREFIX_LEN
 #define AUTH_SECRET_LEN	32
 #define AUTH_KEY_LEN	(4 + AUTH_PREFIX_LEN + 1 + AUTH_SECRET_LEN)
 /* argon2id cost: OWASP's minimum for argon2id is m=19 MiB, t=2. */

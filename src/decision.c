@@ -4,6 +4,7 @@
 
 #include "decision.h"
 #include "json_util.h"
+#include "store.h"
 
 int
 decision_id_canon(const char *s, char id[UUID7_LEN + 1])

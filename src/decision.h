@@ -9,8 +9,10 @@
 #include <json-c/json.h>
 
 #include "error.h"
-#include "store.h"
+#include "model.h"
 #include "uuid7.h"
+
+struct store;
 
 /* Copies s into id in lowercase if it is a well-formed UUIDv7: 1, or 0
  * when it is not one (callers answer that as an unknown decision). */

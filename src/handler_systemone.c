@@ -22,7 +22,7 @@
 #include "template.h"
 
 #define DEFAULT_MODEL	"jev-latest"
-#define SLUG_MAX	128
+#define SLUG_MAX	MODEL_NAME_SIZE	/* x_schema.id, x_template.id */
 
 /* One evaluation's working set; eval_clear() releases it. */
 struct eval {
@@ -165,7 +165,7 @@ resolve_schema(struct req *r, struct eval *ev, json_object *xs,
     struct error *e)
 {
 	const char	*id;
-	char		 fp[65];
+	char		 fp[QUESTION_FINGERPRINT_LEN + 1];
 	int64_t		 version;
 	int		 rc, matched = 0;
 

@@ -10,10 +10,11 @@
 #include <json-c/json.h>
 
 #include "error.h"
-#include "store.h"
+#include "model.h"
 #include "uuid7.h"
 
 struct settings;
+struct store;
 
 #define HTTP_MAX_PARAMS	4	/* {} segments of a route pattern */
 #define HTTP_MAX_HEADERS 8	/* extra response headers */

@@ -23,7 +23,7 @@
 #include "question.h"
 #include "store.h"
 
-#define SLUG_MAX_LEN	100
+#define SLUG_MAX_LEN	MODEL_NAME_MAX
 #define QUESTION_MAX_LEN 4096
 #define MAX_SAMPLES	1000000		/* answered questions per report */
 #define MAX_VALUES	(16 * 1024 * 1024) /* their probabilities */

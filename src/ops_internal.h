@@ -14,13 +14,11 @@
 #include <json-c/json.h>
 
 #include "error.h"
+#include "model.h"
 #include "ops.h"
 
-struct app;
-struct schema_version;
-
-#define NAME_MAX_LEN	100		/* applications, backends */
-#define SLUG_MAX_LEN	100		/* schemas, templates */
+#define NAME_MAX_LEN	MODEL_NAME_MAX	/* applications, backends */
+#define SLUG_MAX_LEN	MODEL_NAME_MAX	/* schemas, templates */
 #define LIMIT_MAX	1000000000000LL	/* rates, quotas, versions */
 #define LOWER_DIGITS	"abcdefghijklmnopqrstuvwxyz0123456789"
 #define UPPER_		"ABCDEFGHIJKLMNOPQRSTUVWXYZ_"

@@ -526,8 +526,12 @@ hash_question(hashst *st, const char *name, json_object *q)
 		types[t].fingerprint(st, criteria_of(q));
 }
 
+_Static_assert(QUESTION_FINGERPRINT_LEN == 2 * crypto_hash_sha256_BYTES,
+    "a fingerprint is the hex of a SHA-256 digest");
+
 void
-question_fingerprint(json_object *questions, char hex[65])
+question_fingerprint(json_object *questions,
+    char hex[QUESTION_FINGERPRINT_LEN + 1])
 {
 	hashst		 st;
 	unsigned char	 digest[crypto_hash_sha256_BYTES];
@@ -540,7 +544,8 @@ question_fingerprint(json_object *questions, char hex[65])
 	} else
 		hash_count(&st, 0);
 	crypto_hash_sha256_final(&st, digest);
-	sodium_bin2hex(hex, 65, digest, sizeof(digest));
+	sodium_bin2hex(hex, QUESTION_FINGERPRINT_LEN + 1, digest,
+	    sizeof(digest));
 }
 
 int

@@ -22,6 +22,8 @@
 #define QUESTION_MAX_OPTIONS	255
 #define QUESTION_MIN_LEVELS	2
 #define QUESTION_MAX_LEVELS	10
+/* Hex digits of a structural fingerprint (SHA-256). */
+#define QUESTION_FINGERPRINT_LEN 64
 
 enum qtype {
 	Q_CHOICE,
@@ -60,7 +62,8 @@ size_t		 question_arity(json_object *question);
  * bytewise), each type, choice option keys (sorted bytewise), score levels
  * (in order), nothing for noul.  Texts never enter it.  See question.c for
  * the exact encoding. */
-void		 question_fingerprint(json_object *questions, char hex[65]);
+void		 question_fingerprint(json_object *questions,
+		    char hex[QUESTION_FINGERPRINT_LEN + 1]);
 
 /* Checks an observed outcome value against a validated question (spec
  * 2.4): choice, one of its option keys (a string); noul, a JSON boolean;

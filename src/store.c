@@ -1,5 +1,6 @@
-/* store.c: connections, migrations, the prepared-statement cache and the
- * transaction helpers every store_*.c file uses. */
+/* store.c: connections, migrations, the prepared statements and the
+ * transaction helpers every store_*.c file uses.  The SQL is elsewhere:
+ * the tables in schema.sql and sql/, the statements in store_sql.c. */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -14,52 +15,16 @@
 #include "settings.h"
 #include "store_internal.h"
 
-extern const char schema_sql[];		/* schema.sql, compiled in */
-
-/* Every change to a catalog table bumps the catalog's generation. */
-#define BUMP(table, op)	"CREATE TRIGGER IF NOT EXISTS " table "_" op \
-	" AFTER " op " ON " table \
-	" BEGIN UPDATE catalog_generation SET n = n + 1; END;"
-#define WATCH(table)	BUMP(table, "insert") BUMP(table, "update") \
-	BUMP(table, "delete")
-
-/* migrations[i] takes a database from user_version i to i + 1.  A new
- * database runs them all, starting from schema.sql, which holds every
- * table; later steps are written to be no-ops where it has them. */
+/* migrations[i] takes a database from user_version i to i + 1: step 1
+ * is schema.sql, step N is sql/migrate-N.sql.  A new database runs them
+ * all, starting from schema.sql, which holds every table; later steps
+ * are written to be no-ops where it has them. */
 static const char *const migrations[] = {
 	schema_sql,
-	/* 2: calibration reads one schema version's decisions. */
-	"CREATE INDEX IF NOT EXISTS decisions_schema"
-	" ON decisions(schema_id, schema_version);",
-	/* 3: workers keep catalog rows while its generation holds
-	 * (store_kept.c). */
-	"CREATE TABLE IF NOT EXISTS catalog_generation (n INTEGER NOT NULL);"
-	"INSERT INTO catalog_generation SELECT 0"
-	" WHERE NOT EXISTS (SELECT 1 FROM catalog_generation);"
-	WATCH("applications") WATCH("api_keys") WATCH("backends")
-	WATCH("backend_replicas") WATCH("schemas") WATCH("schema_versions")
-	WATCH("grants") WATCH("templates") WATCH("template_versions"),
+	migrate_2_sql,		/* the index calibration reads by */
+	migrate_3_sql,		/* the catalog generation and its triggers */
 };
 #define SCHEMA_VERSION (int)(sizeof(migrations) / sizeof(migrations[0]))
-
-/* The cache may be deleted at any time: every process recreates it. */
-static const char cache_sql[] =
-	"CREATE TABLE IF NOT EXISTS cache.key_memo ("
-	" mac BLOB PRIMARY KEY, prefix TEXT NOT NULL,"
-	" at_ms INTEGER NOT NULL) WITHOUT ROWID;"
-	"CREATE TABLE IF NOT EXISTS cache.auth_failures ("
-	" prefix TEXT NOT NULL, at_ms INTEGER NOT NULL);"
-	"CREATE INDEX IF NOT EXISTS cache.auth_failures_prefix"
-	" ON auth_failures(prefix, at_ms);"
-	/* Per application: the GCRA arrival time and the running total
-	 * of the day's quota units (store_quota.c); one row, so one page
-	 * written per admission. */
-	"CREATE TABLE IF NOT EXISTS cache.admission ("
-	" app_id INTEGER PRIMARY KEY, tat_ms INTEGER NOT NULL,"
-	" day TEXT NOT NULL, used INTEGER NOT NULL);"
-	"DROP TABLE IF EXISTS cache.rate_windows;"	/* its predecessor */
-	"CREATE TABLE IF NOT EXISTS cache.cooldowns ("
-	" url TEXT PRIMARY KEY, until_ms INTEGER NOT NULL) WITHOUT ROWID;";
 
 /* Set while store_maintain() tries again what failed and was logged. */
 static int quiet;
@@ -169,7 +134,7 @@ attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 		return rc;
 	}
 	sqlite3_close(created);
-	if (sqlite3_prepare_v2(db, "ATTACH DATABASE ?1 AS cache", -1, &stmt,
+	if (sqlite3_prepare_v2(db, store_sql[STMT_ATTACH_CACHE], -1, &stmt,
 	    NULL) != SQLITE_OK)
 		return fail_db(db, e, "attach cache");
 	sqlite3_bind_text(stmt, 1, s->cache_path, -1, SQLITE_STATIC);
@@ -208,8 +173,8 @@ user_version(sqlite3 *db)
 	sqlite3_stmt	*stmt;
 	int		 v = -1;
 
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, NULL) ==
-	    SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
+	if (sqlite3_prepare_v2(db, store_sql[STMT_USER_VERSION], -1, &stmt,
+	    NULL) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
 		v = sqlite3_column_int(stmt, 0);
 	sqlite3_finalize(stmt);
 	return v;
@@ -233,23 +198,24 @@ store_init(const struct settings *s, struct error *e)
 	    SQLITE_OPEN_CREATE, e)) == NULL)
 		return -1;
 	if (pragmas(db, e) == -1 ||
-	    exec(db, "BEGIN IMMEDIATE", e, "begin") == -1)
+	    exec(db, store_sql[STMT_INIT_BEGIN], e, "begin") == -1)
 		goto out;
 	if ((v = user_version(db)) < 0 || v > SCHEMA_VERSION) {
 		error_set(e, ERR_INTERNAL, NULL, "%s: schema version %d is "
 		    "newer than this program (%d)", s->db_path, v,
 		    SCHEMA_VERSION);
-		exec(db, "ROLLBACK", e, "rollback");
+		exec(db, store_sql[STMT_ROLLBACK], e, "rollback");
 		goto out;
 	}
 	for (; v < SCHEMA_VERSION; v++)
 		if (exec(db, migrations[v], e, "migrate") == -1) {
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL,
+			    NULL);
 			goto out;
 		}
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
 	if (exec(db, sql, e, "user_version") == -1 ||
-	    exec(db, "COMMIT", e, "commit") == -1)
+	    exec(db, store_sql[STMT_COMMIT], e, "commit") == -1)
 		goto out;
 	rc = attach_cache(db, s, e);
 out:
@@ -334,10 +300,9 @@ disconnect(struct store *st)
 {
 	size_t i;
 
-	for (i = 0; i < STORE_STMTS; i++) {
-		sqlite3_finalize(st->stmts[i].stmt);
-		st->stmts[i].stmt = NULL;
-		st->stmts[i].sql = NULL;
+	for (i = 0; i < STMT__MAX; i++) {
+		sqlite3_finalize(st->stmts[i]);
+		st->stmts[i] = NULL;
 	}
 	store_kept_free(st);
 	sqlite3_close(st->db);
@@ -481,8 +446,7 @@ answers(const char *path)
 	 * not ready. */
 	ok = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) ==
 	    SQLITE_OK && sqlite3_db_readonly(db, "main") == 0 &&
-	    sqlite3_prepare_v2(db,
-	    "SELECT count(*) FROM sqlite_schema", -1, &stmt, NULL) ==
+	    sqlite3_prepare_v2(db, store_sql[STMT_READY], -1, &stmt, NULL) ==
 	    SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW;
 	sqlite3_finalize(stmt);
 	sqlite3_close(db);
@@ -497,12 +461,8 @@ store_ready(const struct settings *s, int *db_ok, int *cache_ok)
 }
 
 sqlite3_stmt *
-store_stmt(struct store *st, const char *sql, struct error *e)
+store_stmt(struct store *st, enum stmt id, struct error *e)
 {
-	/* Open addressing on the string's address: every caller passes a
-	 * static array, so the address names the statement. */
-	size_t i = ((uintptr_t)sql >> 3) % STORE_STMTS, n;
-
 	if (st->db == NULL) {
 		/* The cause is in the log; the client learns no path. */
 		error_set(e, ERR_UNAVAILABLE, NULL, "the database is not "
@@ -511,26 +471,21 @@ store_stmt(struct store *st, const char *sql, struct error *e)
 		e->retry_after_ms = STORE_RETRY_MS;
 		return NULL;
 	}
-	for (n = 0; n < STORE_STMTS; n++, i = (i + 1) % STORE_STMTS) {
-		if (st->stmts[i].sql == sql) {
-			sqlite3_reset(st->stmts[i].stmt);
-			sqlite3_clear_bindings(st->stmts[i].stmt);
-			return st->stmts[i].stmt;
-		}
-		if (st->stmts[i].sql == NULL)
-			break;
-	}
-	if (n == STORE_STMTS) {
-		error_set(e, ERR_INTERNAL, NULL, "statement cache full");
+	if ((unsigned)id >= STMT__MAX || store_sql[id] == NULL) {
+		error_set(e, ERR_INTERNAL, NULL, "no statement %d", (int)id);
 		return NULL;
 	}
-	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
-	    &st->stmts[i].stmt, NULL) != SQLITE_OK) {
+	if (st->stmts[id] != NULL) {
+		sqlite3_reset(st->stmts[id]);
+		sqlite3_clear_bindings(st->stmts[id]);
+		return st->stmts[id];
+	}
+	if (sqlite3_prepare_v3(st->db, store_sql[id], -1,
+	    SQLITE_PREPARE_PERSISTENT, &st->stmts[id], NULL) != SQLITE_OK) {
 		store_fail(st, e, "prepare");
 		return NULL;
 	}
-	st->stmts[i].sql = sql;
-	return st->stmts[i].stmt;
+	return st->stmts[id];
 }
 
 int
@@ -586,17 +541,10 @@ store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v)
 		sqlite3_bind_null(stmt, i);
 }
 
-static const char SQL_BEGIN[] = "BEGIN";
-static const char SQL_COMMIT[] = "COMMIT";
-static const char SQL_ROLLBACK[] = "ROLLBACK";
-/* An empty write, to take one file's write lock (see store_begin). */
-static const char SQL_LOCK_MAIN[] = "DELETE FROM main.quota_days WHERE 0";
-static const char SQL_LOCK_CACHE[] = "DELETE FROM cache.admission WHERE 0";
-
 static int
-run(struct store *st, const char *sql, struct error *e, const char *what)
+run(struct store *st, enum stmt id, struct error *e, const char *what)
 {
-	sqlite3_stmt *stmt = store_stmt(st, sql, e);
+	sqlite3_stmt *stmt = store_stmt(st, id, e);
 
 	return stmt == NULL ? -1 : store_exec_stmt(st, stmt, e, what);
 }
@@ -607,7 +555,7 @@ store_read_begin(struct store *st)
 	struct error e = { 0 };
 
 	if (st != NULL && !st->in_tx && !st->in_read &&
-	    run(st, SQL_BEGIN, &e, "begin read") == 0) {
+	    run(st, STMT_BEGIN, &e, "begin read") == 0) {
 		st->in_read = 1;
 		store_kept_check(st);
 	}
@@ -624,7 +572,7 @@ store_read_end(struct store *st)
 	st->in_read = 0;
 	store_kept_end(st);
 	if (!sqlite3_get_autocommit(st->db))
-		run(st, SQL_COMMIT, &e, "end read");
+		run(st, STMT_COMMIT, &e, "end read");
 	error_clear(&e);
 }
 
@@ -637,10 +585,10 @@ static int
 begin_locked(struct store *st, int file, struct error *e)
 {
 	store_read_end(st);
-	if (run(st, SQL_BEGIN, e, "begin") == -1)
+	if (run(st, STMT_BEGIN, e, "begin") == -1)
 		return -1;
 	st->in_tx = file;
-	if (run(st, file == TX_DATABASE ? SQL_LOCK_MAIN : SQL_LOCK_CACHE, e,
+	if (run(st, file == TX_DATABASE ? STMT_LOCK_MAIN : STMT_LOCK_CACHE, e,
 	    "lock") == -1) {
 		store_rollback(st);
 		return -1;
@@ -694,7 +642,7 @@ store_commit(struct store *st, struct error *e)
 {
 	int durable = st->in_tx == TX_DATABASE && st->sync_full;
 
-	if (run(st, SQL_COMMIT, e, "commit") == -1) {
+	if (run(st, STMT_COMMIT, e, "commit") == -1) {
 		store_rollback(st);
 		return -1;
 	}
@@ -711,19 +659,15 @@ store_rollback(struct store *st)
 		return;
 	st->in_tx = TX_NONE;
 	if (!sqlite3_get_autocommit(st->db))
-		run(st, SQL_ROLLBACK, &e, "rollback");
+		run(st, STMT_ROLLBACK, &e, "rollback");
 	error_clear(&e);
 }
-
-static const char SQL_AUDIT[] =
-	"INSERT INTO audit_log (at_ms, actor, action, target, details)"
-	" VALUES (?1, ?2, ?3, ?4, ?5)";
 
 int
 store_audit(struct store *st, const char *actor, const char *action,
     const char *target, json_object *details, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_AUDIT, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_AUDIT, e);
 
 	if (stmt == NULL)
 		return -1;

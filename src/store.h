@@ -1,4 +1,5 @@
-/* store.h: everything evalgate keeps, behind one interface.
+/* store.h: everything evalgate keeps, behind one interface: reading
+ * and writing the records of model.h.
  *
  * The store*.c files are the only ones that see SQL or include sqlite3.h,
  * so that a second engine can be added without touching the handlers.
@@ -17,28 +18,10 @@
 #include <json-c/json.h>
 
 #include "error.h"
+#include "model.h"
 
 struct settings;
 struct store;
-
-struct app {
-	int64_t	id;
-	char	name[128];
-	int	log_state;
-	int	is_admin;
-	int64_t	rate_per_minute;	/* 0: the default setting */
-	int64_t	daily_quota;		/* 0: the default setting */
-	int64_t	created_at;		/* epoch seconds */
-};
-
-struct key_row {
-	char	prefix[9];
-	int64_t	app_id;
-	char	hash[128];		/* crypto_pwhash_str */
-	int64_t	created_at;		/* epoch seconds */
-	int64_t	expires_at;		/* 0: never */
-	int64_t	revoked_at;		/* 0: not revoked */
-};
 
 /* Creates or migrates the database and the cache.  Idempotent. */
 int	 store_init(const struct settings *s, struct error *e);
@@ -111,21 +94,6 @@ void	 store_auth_failure(struct store *st, const char *prefix,
 	    int64_t now_ms);
 
 /* Backends (design.md section 7). */
-#define BACKEND_MAX_URLS 8
-struct backend {
-	int64_t	id;
-	char	name[128];
-	char	kind[16];		/* "lexical" or "systemone" */
-	char	model[128];		/* upstream model name; "" none */
-	char	auth_env[128];		/* variable holding the key; "" none */
-	char	description[512];
-	char	release_date[16];	/* YYYY-MM-DD or "" */
-	int	enabled;
-	int64_t	timeout_ms;		/* 0: SERVICE_BACKEND_TIMEOUT_MS */
-	size_t	nurls;
-	char	urls[BACKEND_MAX_URLS][512];	/* replicas, in order */
-};
-
 int	 store_backend_insert(struct store *st, struct backend *b,
 	    struct error *e);
 int	 store_backend_set_enabled(struct store *st, const char *name,
@@ -144,21 +112,9 @@ int64_t	 store_cooldown_until(struct store *st, const char *url);
 void	 store_cooldown_set(struct store *st, const char *url,
 	    int64_t until_ms);
 
-/* Schemas and their versions. */
-struct schema_version {
-	int64_t		 schema_id;
-	char		 slug[128];
-	int64_t		 version;
-	json_object	*questions;	/* owned: schema_version_clear() */
-	char		 fingerprint[65];
-	int64_t		 backend_id;
-	double		 temperature;
-	double		 abstain_threshold;
-	int64_t		 created_at;	/* epoch seconds */
-};
-void	 schema_version_clear(struct schema_version *v);
-
-/* Publishes the next version of slug (creating the schema) inside the
+/* Schemas and their versions.
+ *
+ * Publishes the next version of slug (creating the schema) inside the
  * caller's transaction: v->schema_id, v->version and v->created_at are
  * set.  questions, fingerprint, backend_id, temperature and threshold
  * come from v. */
@@ -188,19 +144,9 @@ int	 store_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
 int	 store_grant_allows(struct store *st, int64_t app_id,
 	    int64_t schema_id, int64_t version, struct error *e);
 
-/* Templates (design.md section 11). */
-struct template_version {
-	int64_t		 template_id;
-	char		 slug[128];
-	int64_t		 version;
-	char		*body;		/* owned: template_version_clear() */
-	json_object	*variables;	/* owned: template_version_clear() */
-	int		 escape_html;
-	int64_t		 created_at;	/* epoch seconds */
-};
-void	 template_version_clear(struct template_version *v);
-
-/* Publishes the next version of slug (creating the template) inside the
+/* Templates (design.md section 11).
+ *
+ * Publishes the next version of slug (creating the template) inside the
  * caller's transaction: v->template_id, v->version and v->created_at are
  * set; body, variables and escape_html come from v. */
 int	 store_template_publish(struct store *st, struct template_version *v,
@@ -213,58 +159,15 @@ int	 store_template_each(struct store *st,
 	    void (*fn)(const struct template_version *, void *), void *arg,
 	    struct error *e);
 
-/* Decisions: one per successful evaluation. */
-struct decision {
-	char		 id[37];		/* UUIDv7 */
-	int64_t		 app_id;
-	int64_t		 created_at_ms;
-	const char	*model;			/* borrowed; NULL none */
-	const char	*backend;		/* borrowed: backend name */
-	int64_t		 schema_id;
-	int64_t		 schema_version;
-	int64_t		 template_id;		/* 0: none */
-	int64_t		 template_version;
-	const char	*state;			/* borrowed JSON; NULL unless
-						 * the app has log_state */
-	int		 has_usage;
-	int64_t		 input_tokens;
-	int64_t		 output_tokens;
-	int64_t		 latency_gateway_ms;
-	int64_t		 latency_backend_ms;
-	const char	*quota_day;		/* borrowed: "YYYY-MM-DD" */
-	int64_t		 quota_units;		/* charged with it */
-};
-
-/* Records d with, per question of questions (in order), its answer and
+/* Decisions: one per successful evaluation.
+ *
+ * Records d with, per question of questions (in order), its answer and
  * its untempered distribution (members of answers and dists, borrowed),
  * and adds its quota units to the day's counter, in one write
  * transaction. */
 int	 store_decision_insert(struct store *st, const struct decision *d,
 	    json_object *questions, json_object *answers, json_object *dists,
 	    struct error *e);
-
-/* A recorded decision read back, with what its outcomes are checked
- * against; decision_row_clear() releases the owned parts. */
-struct decision_row {
-	char		 id[37];		/* UUIDv7, lowercase */
-	int64_t		 app_id;
-	int64_t		 created_at_ms;
-	char		*model;			/* owned; NULL none */
-	char		 backend[128];
-	char		 schema_slug[128];
-	int64_t		 schema_version;
-	json_object	*questions;		/* owned: the version's map */
-	char		 template_slug[128];	/* "" none */
-	int64_t		 template_version;	/* 0: none */
-	json_object	*state;			/* owned; NULL when it was not
-						 * kept */
-	json_object	*answers;		/* owned: question -> answer as
-						 * returned, in answer order */
-	json_object	*outcomes;		/* owned: question -> {value,
-						 * source (or null),
-						 * recorded_at_ms}, same order */
-};
-void	 decision_row_clear(struct decision_row *d);
 
 /* Decision id (lowercase) of application app_id (0: of any application),
  * answers and outcomes included: 1, 0 (unknown or another application's:
@@ -281,36 +184,16 @@ int	 store_outcome_record(struct store *st, const char *id,
 	    json_object *values, const char *source, int64_t now_ms,
 	    struct error *e);
 
-/* Which decisions a page lists: those of app_id created in [since_ms,
- * until_ms) that come strictly after (after_ms, after_id) in
- * (created_at_ms, id) order. */
-struct decision_range {
-	int64_t	app_id;
-	int64_t	since_ms;
-	int64_t	until_ms;
-	int64_t	after_ms;
-	char	after_id[37];		/* "": from the first */
-};
 /* The next at most limit decisions of q, oldest first: fn gets each id
  * and time.  The number given, or -1. */
 int	 store_decision_page(struct store *st, const struct decision_range *q,
 	    int limit, void (*fn)(const char *id, int64_t created_at_ms,
 	    void *), void *arg, struct error *e);
 
-/* Calibration (design.md section 14): one answered question with its
- * outcome.  Every member is borrowed for the callback's duration. */
-struct calibration_row {
-	const char	*decision_id;
-	const char	*backend;		/* name, as x_backend */
-	int64_t		 created_at_ms;
-	const char	*question;
-	const char	*type;			/* "choice", "score", "noul" */
-	const char	*distribution;		/* untempered, JSON text */
-	const char	*outcome;		/* the value, JSON text */
-};
-/* Every row of version of schema_id created at or after since_ms, of
- * question (NULL: of every question), in decision id order.  fn returning
- * -1 (with e set) stops the walk, which then returns -1.  0 or -1. */
+/* Calibration (design.md section 14): every row of version of
+ * schema_id created at or after since_ms, of question (NULL: of every
+ * question), in decision id order.  fn returning -1 (with e set) stops
+ * the walk, which then returns -1.  0 or -1. */
 int	 store_calibration_each(struct store *st, int64_t schema_id,
 	    int64_t version, const char *question, int64_t since_ms,
 	    int (*fn)(const struct calibration_row *, void *, struct error *),

@@ -4,9 +4,6 @@
 
 #include "store_internal.h"
 
-#define APP_COLS "id, name, log_state, is_admin, rate_per_minute," \
-	" daily_quota, created_at"
-
 static void
 read_app(sqlite3_stmt *stmt, struct app *a)
 {
@@ -26,15 +23,10 @@ read_app_v(sqlite3_stmt *stmt, void *out)
 	read_app(stmt, out);
 }
 
-static const char SQL_APP_INSERT[] =
-	"INSERT INTO applications (name, log_state, is_admin,"
-	" rate_per_minute, daily_quota, created_at)"
-	" VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-
 int
 store_app_insert(struct store *st, struct app *a, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_APP_INSERT, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_APP_INSERT, e);
 	int		 rc;
 
 	if (stmt == NULL)
@@ -56,14 +48,10 @@ store_app_insert(struct store *st, struct app *a, struct error *e)
 	return 0;
 }
 
-static const char SQL_APP_UPDATE[] =
-	"UPDATE applications SET log_state = ?2, rate_per_minute = ?3,"
-	" daily_quota = ?4 WHERE id = ?1";
-
 int
 store_app_update(struct store *st, const struct app *a, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_APP_UPDATE, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_APP_UPDATE, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -74,18 +62,11 @@ store_app_update(struct store *st, const struct app *a, struct error *e)
 	return store_exec_stmt(st, stmt, e, "update application");
 }
 
-static const char SQL_APP_BY_NAME[] =
-	"SELECT " APP_COLS " FROM applications WHERE name = ?1";
-static const char SQL_APP_BY_ID[] =
-	"SELECT " APP_COLS " FROM applications WHERE id = ?1";
-static const char SQL_APP_ALL[] =
-	"SELECT " APP_COLS " FROM applications ORDER BY name";
-
 int
 store_app_by_name(struct store *st, const char *name, struct app *a,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_APP_BY_NAME, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_APP_BY_NAME, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -104,7 +85,7 @@ store_app_by_id(struct store *st, int64_t id, struct app *a,
 	snprintf(key, sizeof(key), "%lld", (long long)id);
 	if (store_kept_get(st, KEPT_APP, key, a))
 		return 1;
-	if ((stmt = store_stmt(st, SQL_APP_BY_ID, e)) == NULL)
+	if ((stmt = store_stmt(st, STMT_APP_BY_ID, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
 	if ((rc = store_lookup(st, stmt, e, "application", read_app_v,
@@ -117,7 +98,7 @@ int
 store_app_each(struct store *st, void (*fn)(const struct app *, void *),
     void *arg, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_APP_ALL, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_APP_ALL, e);
 	struct app	 a;
 	int		 rc;
 
@@ -130,8 +111,6 @@ store_app_each(struct store *st, void (*fn)(const struct app *, void *),
 	sqlite3_reset(stmt);
 	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "applications");
 }
-
-#define KEY_COLS "prefix, app_id, hash, created_at, expires_at, revoked_at"
 
 static void
 read_key(sqlite3_stmt *stmt, void *out)
@@ -147,13 +126,10 @@ read_key(sqlite3_stmt *stmt, void *out)
 	k->revoked_at = sqlite3_column_int64(stmt, 5);
 }
 
-static const char SQL_KEY_INSERT[] =
-	"INSERT INTO api_keys (" KEY_COLS ") VALUES (?1, ?2, ?3, ?4, ?5, NULL)";
-
 int
 store_key_insert(struct store *st, const struct key_row *k, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_KEY_INSERT, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_KEY_INSERT, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -165,9 +141,6 @@ store_key_insert(struct store *st, const struct key_row *k, struct error *e)
 	return store_exec_stmt(st, stmt, e, "insert key");
 }
 
-static const char SQL_KEY_BY_PREFIX[] =
-	"SELECT " KEY_COLS " FROM api_keys WHERE prefix = ?1";
-
 int
 store_key_by_prefix(struct store *st, const char *prefix, struct key_row *k,
     struct error *e)
@@ -177,7 +150,7 @@ store_key_by_prefix(struct store *st, const char *prefix, struct key_row *k,
 
 	if (store_kept_get(st, KEPT_KEY, prefix, k))
 		return 1;
-	if ((stmt = store_stmt(st, SQL_KEY_BY_PREFIX, e)) == NULL)
+	if ((stmt = store_stmt(st, STMT_KEY_BY_PREFIX, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
 	if ((rc = store_lookup(st, stmt, e, "key", read_key, k)) == 1)
@@ -185,15 +158,11 @@ store_key_by_prefix(struct store *st, const char *prefix, struct key_row *k,
 	return rc;
 }
 
-static const char SQL_KEY_REVOKE[] =
-	"UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?2)"
-	" WHERE prefix = ?1";
-
 int
 store_key_revoke(struct store *st, const char *prefix, int64_t now,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_KEY_REVOKE, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_KEY_REVOKE, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -204,18 +173,12 @@ store_key_revoke(struct store *st, const char *prefix, int64_t now,
 	return sqlite3_changes(st->db) > 0;
 }
 
-static const char SQL_KEY_ALL[] =
-	"SELECT k.prefix, k.app_id, k.hash, k.created_at, k.expires_at,"
-	" k.revoked_at, a.name FROM api_keys k"
-	" JOIN applications a ON a.id = k.app_id"
-	" WHERE ?1 = 0 OR k.app_id = ?1 ORDER BY a.name, k.created_at, k.prefix";
-
 int
 store_key_each(struct store *st, int64_t app_id,
     void (*fn)(const struct key_row *, const char *, void *), void *arg,
     struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_KEY_ALL, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_KEY_ALL, e);
 	struct key_row	 k;
 	int		 rc;
 
@@ -230,18 +193,12 @@ store_key_each(struct store *st, int64_t app_id,
 	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "keys");
 }
 
-static const char SQL_MEMO_HAS[] =
-	"SELECT 1 FROM cache.key_memo WHERE mac = ?1 AND prefix = ?2";
-static const char SQL_MEMO_PUT[] =
-	"INSERT OR REPLACE INTO cache.key_memo (mac, prefix, at_ms)"
-	" VALUES (?1, ?2, ?3)";
-
 int
 store_memo_has(struct store *st, const unsigned char mac[32],
     const char *prefix)
 {
 	struct error	 e = { 0 };
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_MEMO_HAS, &e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_MEMO_HAS, &e);
 	int		 hit;
 
 	error_clear(&e);
@@ -262,7 +219,7 @@ store_memo_put(struct store *st, const unsigned char mac[32],
 	sqlite3_stmt	*stmt;
 
 	store_read_end(st);	/* a write must not upgrade a stale snapshot */
-	if ((stmt = store_stmt(st, SQL_MEMO_PUT, &e)) != NULL) {
+	if ((stmt = store_stmt(st, STMT_MEMO_PUT, &e)) != NULL) {
 		sqlite3_bind_blob(stmt, 1, mac, 32, SQLITE_STATIC);
 		sqlite3_bind_text(stmt, 2, prefix, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(stmt, 3, now_ms);
@@ -271,19 +228,11 @@ store_memo_put(struct store *st, const unsigned char mac[32],
 	error_clear(&e);
 }
 
-static const char SQL_FAILURES[] =
-	"SELECT count(*) FROM cache.auth_failures"
-	" WHERE prefix = ?1 AND at_ms >= ?2";
-static const char SQL_FAILURE_ADD[] =
-	"INSERT INTO cache.auth_failures (prefix, at_ms) VALUES (?1, ?2)";
-static const char SQL_FAILURE_PRUNE[] =
-	"DELETE FROM cache.auth_failures WHERE at_ms < ?1";
-
 long
 store_auth_failures(struct store *st, const char *prefix, int64_t since_ms)
 {
 	struct error	 e = { 0 };
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_FAILURES, &e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_FAILURES, &e);
 	long		 n = 0;
 
 	error_clear(&e);
@@ -304,11 +253,11 @@ store_auth_failure(struct store *st, const char *prefix, int64_t now_ms)
 	sqlite3_stmt	*stmt;
 
 	store_read_end(st);	/* a write must not upgrade a stale snapshot */
-	if ((stmt = store_stmt(st, SQL_FAILURE_PRUNE, &e)) != NULL) {
+	if ((stmt = store_stmt(st, STMT_FAILURE_PRUNE, &e)) != NULL) {
 		sqlite3_bind_int64(stmt, 1, now_ms - 3600 * 1000);
 		store_exec_stmt(st, stmt, &e, "prune failures");
 	}
-	if ((stmt = store_stmt(st, SQL_FAILURE_ADD, &e)) != NULL) {
+	if ((stmt = store_stmt(st, STMT_FAILURE_ADD, &e)) != NULL) {
 		sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(stmt, 2, now_ms);
 		store_exec_stmt(st, stmt, &e, "failure");

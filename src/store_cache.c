@@ -3,19 +3,11 @@
  * does not answer reads as "no cool-down" and a lost write is harmless. */
 #include "store_internal.h"
 
-static const char SQL_COOLDOWN_GET[] =
-	"SELECT until_ms FROM cache.cooldowns WHERE url = ?1";
-static const char SQL_COOLDOWN_PUT[] =
-	"INSERT INTO cache.cooldowns (url, until_ms) VALUES (?1, ?2)"
-	" ON CONFLICT (url) DO UPDATE SET until_ms = excluded.until_ms";
-static const char SQL_COOLDOWN_DEL[] =
-	"DELETE FROM cache.cooldowns WHERE url = ?1";
-
 int64_t
 store_cooldown_until(struct store *st, const char *url)
 {
 	struct error	 e = { 0 };
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_COOLDOWN_GET, &e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_COOLDOWN_GET, &e);
 	int64_t		 until = 0;
 
 	error_clear(&e);
@@ -35,8 +27,8 @@ store_cooldown_set(struct store *st, const char *url, int64_t until_ms)
 	struct error	 e = { 0 };
 	sqlite3_stmt	*stmt;
 
-	stmt = store_stmt(st, until_ms > 0 ? SQL_COOLDOWN_PUT :
-	    SQL_COOLDOWN_DEL, &e);
+	stmt = store_stmt(st, until_ms > 0 ? STMT_COOLDOWN_PUT :
+	    STMT_COOLDOWN_DEL, &e);
 	if (stmt != NULL) {
 		sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
 		if (until_ms > 0)

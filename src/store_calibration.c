@@ -6,17 +6,6 @@
 
 #include "store_internal.h"
 
-static const char SQL_CALIBRATION_ROWS[] =
-	"SELECT d.id, d.backend, d.created_at_ms, a.question, a.type,"
-	" a.distribution, o.value"
-	" FROM decisions d"
-	" JOIN decision_answers a ON a.decision_id = d.id"
-	" JOIN outcomes o ON o.decision_id = a.decision_id"
-	" AND o.question = a.question"
-	" WHERE d.schema_id = ?1 AND d.schema_version = ?2"
-	" AND d.created_at_ms >= ?3 AND (?4 IS NULL OR a.question = ?4)"
-	" ORDER BY d.id, a.position";
-
 static const char *
 col(sqlite3_stmt *stmt, int i)
 {
@@ -35,7 +24,7 @@ store_calibration_each(struct store *st, int64_t schema_id, int64_t version,
 	struct calibration_row	 row;
 	int			 rc;
 
-	if ((stmt = store_stmt(st, SQL_CALIBRATION_ROWS, e)) == NULL)
+	if ((stmt = store_stmt(st, STMT_CALIBRATION_ROWS, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, schema_id);
 	sqlite3_bind_int64(stmt, 2, version);

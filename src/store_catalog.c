@@ -40,9 +40,10 @@ exec_changes(struct store *st, sqlite3_stmt *stmt, struct error *e,
  * slug and numbered versions under it. */
 struct versioned {
 	const char	*what;		/* for logs */
-	const char	*insert;	/* ?1 slug, ?2 created_at; ignores a dup */
-	const char	*id;		/* ?1 slug -> id */
-	const char	*next;		/* ?1 id -> next version number */
+	enum stmt	 insert;	/* ?1 slug, ?2 created_at; ignores
+					 * a duplicate */
+	enum stmt	 id;		/* ?1 slug -> id */
+	enum stmt	 next;		/* ?1 id -> next version number */
 };
 
 /* The id of slug's parent row (created if absent) and the next version
@@ -85,29 +86,6 @@ stored_json(const char *text, json_object **out, const char *what,
 
 /* Backends. */
 
-#define BACKEND_COLS "id, name, kind, model, auth_env, description," \
-	" release_date, enabled, timeout_ms"
-
-static const char SQL_BACKEND_INSERT[] =
-	"INSERT INTO backends (name, kind, model, auth_env, description,"
-	" release_date, enabled, timeout_ms, created_at)"
-	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
-static const char SQL_REPLICA_INSERT[] =
-	"INSERT INTO backend_replicas (backend_id, position, url)"
-	" VALUES (?1, ?2, ?3)";
-static const char SQL_REPLICAS[] =
-	"SELECT url FROM backend_replicas WHERE backend_id = ?1"
-	" ORDER BY position";
-static const char SQL_BACKEND_ENABLE[] =
-	"UPDATE backends SET enabled = ?2 WHERE name = ?1";
-static const char SQL_BACKEND_BY_NAME[] =
-	"SELECT " BACKEND_COLS " FROM backends WHERE name = ?1";
-static const char SQL_BACKEND_BY_ID[] =
-	"SELECT " BACKEND_COLS " FROM backends WHERE id = ?1";
-static const char SQL_BACKEND_ALL[] =
-	"SELECT " BACKEND_COLS " FROM backends"
-	" WHERE ?1 = 0 OR enabled = 1 ORDER BY name";
-
 static void
 read_backend(sqlite3_stmt *stmt, void *out)
 {
@@ -129,7 +107,7 @@ read_backend(sqlite3_stmt *stmt, void *out)
 static int
 read_replicas(struct store *st, struct backend *b, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_REPLICAS, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_REPLICAS, e);
 	int		 rc;
 
 	if (stmt == NULL)
@@ -149,7 +127,7 @@ read_replicas(struct store *st, struct backend *b, struct error *e)
 int
 store_backend_insert(struct store *st, struct backend *b, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_BACKEND_INSERT, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_BACKEND_INSERT, e);
 	size_t		 i;
 	int		 rc;
 
@@ -173,7 +151,7 @@ store_backend_insert(struct store *st, struct backend *b, struct error *e)
 		return store_fail(st, e, "insert backend");
 	b->id = sqlite3_last_insert_rowid(st->db);
 	for (i = 0; i < b->nurls && i < BACKEND_MAX_URLS; i++) {
-		if ((stmt = store_stmt(st, SQL_REPLICA_INSERT, e)) == NULL)
+		if ((stmt = store_stmt(st, STMT_REPLICA_INSERT, e)) == NULL)
 			return -1;
 		sqlite3_bind_int64(stmt, 1, b->id);
 		sqlite3_bind_int64(stmt, 2, (int64_t)i);
@@ -188,7 +166,7 @@ int
 store_backend_set_enabled(struct store *st, const char *name, int enabled,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_BACKEND_ENABLE, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_ENABLE, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -213,7 +191,7 @@ int
 store_backend_by_name(struct store *st, const char *name, struct backend *b,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_BACKEND_BY_NAME, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_BY_NAME, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -232,7 +210,7 @@ store_backend_by_id(struct store *st, int64_t id, struct backend *b,
 	snprintf(key, sizeof(key), "%lld", (long long)id);
 	if (store_kept_get(st, KEPT_BACKEND, key, b))
 		return 1;
-	if ((stmt = store_stmt(st, SQL_BACKEND_BY_ID, e)) == NULL)
+	if ((stmt = store_stmt(st, STMT_BACKEND_BY_ID, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
 	if ((rc = backend_lookup(st, stmt, b, e)) == 1)
@@ -244,7 +222,7 @@ int
 store_backend_each(struct store *st, int enabled_only,
     void (*fn)(const struct backend *, void *), void *arg, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_BACKEND_ALL, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_BACKEND_ALL, e);
 	struct backend	*b;
 	int		 rc;
 
@@ -269,44 +247,9 @@ store_backend_each(struct store *st, int enabled_only,
 
 /* Schemas and their versions. */
 
-#define VERSION_COLS "v.schema_id, s.slug, v.version, v.questions," \
-	" v.fingerprint, v.backend_id, v.temperature, v.abstain_threshold," \
-	" v.created_at FROM schema_versions v JOIN schemas s" \
-	" ON s.id = v.schema_id"
-
 static const struct versioned schema_kind = {
-	"schema",
-	"INSERT OR IGNORE INTO schemas (slug, created_at) VALUES (?1, ?2)",
-	"SELECT id FROM schemas WHERE slug = ?1",
-	"SELECT coalesce(max(version), 0) + 1 FROM schema_versions"
-	" WHERE schema_id = ?1",
+	"schema", STMT_SCHEMA_CREATE, STMT_SCHEMA_ID, STMT_SCHEMA_NEXT
 };
-static const char SQL_VERSION_INSERT[] =
-	"INSERT INTO schema_versions (schema_id, version, questions,"
-	" fingerprint, backend_id, temperature, abstain_threshold, published,"
-	" created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8)";
-static const char SQL_VERSION_GET[] =
-	"SELECT " VERSION_COLS " WHERE s.slug = ?1 AND v.published = 1"
-	" AND (?2 = 0 OR v.version = ?2) ORDER BY v.version DESC LIMIT 1";
-static const char SQL_VERSION_MATCH[] =
-	"SELECT " VERSION_COLS " WHERE v.fingerprint = ?2 AND v.published = 1"
-	" AND EXISTS (SELECT 1 FROM grants g WHERE g.app_id = ?1"
-	" AND g.schema_id = v.schema_id"
-	" AND (g.version = 0 OR g.version = v.version))"
-	" ORDER BY v.version DESC, v.created_at DESC, v.schema_id DESC LIMIT 1";
-static const char SQL_VERSION_MATCHED[] =
-	"SELECT count(*) FROM schema_versions"
-	" WHERE fingerprint = ?1 AND published = 1";
-static const char SQL_VERSION_ALL[] =
-	"SELECT " VERSION_COLS " WHERE (?1 = '' OR s.slug = ?1)"
-	" ORDER BY v.schema_id, v.version";
-
-void
-schema_version_clear(struct schema_version *v)
-{
-	json_object_put(v->questions);
-	memset(v, 0, sizeof(*v));
-}
 
 /* A row into v; questions are parsed by parse_questions() after. */
 static void
@@ -360,7 +303,7 @@ store_schema_publish(struct store *st, struct schema_version *v,
 
 	if (next_version(st, &schema_kind, v->slug, now, &v->schema_id,
 	    &v->version, e) == -1 ||
-	    (stmt = store_stmt(st, SQL_VERSION_INSERT, e)) == NULL)
+	    (stmt = store_stmt(st, STMT_VERSION_INSERT, e)) == NULL)
 		return -1;
 	v->created_at = now;
 	sqlite3_bind_int64(stmt, 1, v->schema_id);
@@ -379,7 +322,7 @@ int
 store_schema_get(struct store *st, const char *slug, int64_t version,
     struct schema_version *v, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_VERSION_GET, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_VERSION_GET, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -401,7 +344,7 @@ store_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
 	snprintf(key, sizeof(key), "%lld/%s", (long long)app_id, fingerprint);
 	if (store_kept_get(st, KEPT_MATCH, key, v))
 		return *matched = 1;
-	if ((stmt = store_stmt(st, SQL_VERSION_MATCH, e)) == NULL)
+	if ((stmt = store_stmt(st, STMT_VERSION_MATCH, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, app_id);
 	sqlite3_bind_text(stmt, 2, fingerprint, -1, SQLITE_STATIC);
@@ -410,7 +353,7 @@ store_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
 			store_kept_put(st, KEPT_MATCH, key, v);
 		return rc;
 	}
-	if ((stmt = store_stmt(st, SQL_VERSION_MATCHED, e)) == NULL)
+	if ((stmt = store_stmt(st, STMT_VERSION_MATCHED, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, fingerprint, -1, SQLITE_STATIC);
 	if (store_lookup(st, stmt, e, "schema match", read_i64, &n) == -1)
@@ -424,7 +367,7 @@ store_schema_each(struct store *st, const char *slug,
     void (*fn)(const struct schema_version *, void *), void *arg,
     struct error *e)
 {
-	sqlite3_stmt		*stmt = store_stmt(st, SQL_VERSION_ALL, e);
+	sqlite3_stmt		*stmt = store_stmt(st, STMT_VERSION_ALL, e);
 	struct schema_version	 v;
 	int			 rc;
 
@@ -446,16 +389,6 @@ store_schema_each(struct store *st, const char *slug,
 
 /* Grants. */
 
-static const char SQL_GRANT[] =
-	"INSERT OR IGNORE INTO grants (app_id, schema_id, version, created_at)"
-	" VALUES (?1, ?2, ?3, ?4)";
-static const char SQL_UNGRANT[] =
-	"DELETE FROM grants WHERE app_id = ?1 AND schema_id = ?2"
-	" AND (?3 = 0 OR version = ?3)";
-static const char SQL_GRANT_ALLOWS[] =
-	"SELECT 1 FROM grants WHERE app_id = ?1 AND schema_id = ?2"
-	" AND (version = 0 OR version = ?3) LIMIT 1";
-
 /* Binds the (application, schema, version) triple of a grant. */
 static void
 bind_grant(sqlite3_stmt *stmt, int64_t app_id, int64_t schema_id,
@@ -470,7 +403,7 @@ int
 store_grant(struct store *st, int64_t app_id, int64_t schema_id,
     int64_t version, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_GRANT, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_GRANT, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -483,7 +416,7 @@ int
 store_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
     int64_t version, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_UNGRANT, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_UNGRANT, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -495,7 +428,7 @@ int
 store_grant_allows(struct store *st, int64_t app_id, int64_t schema_id,
     int64_t version, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_GRANT_ALLOWS, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_GRANT_ALLOWS, e);
 	int64_t		 one;
 
 	if (stmt == NULL)
@@ -506,34 +439,9 @@ store_grant_allows(struct store *st, int64_t app_id, int64_t schema_id,
 
 /* Templates and their versions. */
 
-#define TEMPLATE_COLS "v.template_id, t.slug, v.version, v.body," \
-	" v.variables, v.escape_html, v.created_at FROM template_versions v" \
-	" JOIN templates t ON t.id = v.template_id"
-
 static const struct versioned template_kind = {
-	"template",
-	"INSERT OR IGNORE INTO templates (slug, created_at) VALUES (?1, ?2)",
-	"SELECT id FROM templates WHERE slug = ?1",
-	"SELECT coalesce(max(version), 0) + 1 FROM template_versions"
-	" WHERE template_id = ?1",
+	"template", STMT_TEMPLATE_CREATE, STMT_TEMPLATE_ID, STMT_TEMPLATE_NEXT
 };
-static const char SQL_TEMPLATE_INSERT[] =
-	"INSERT INTO template_versions (template_id, version, body, variables,"
-	" escape_html, published, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)";
-static const char SQL_TEMPLATE_GET[] =
-	"SELECT " TEMPLATE_COLS " WHERE t.slug = ?1 AND v.published = 1"
-	" AND (?2 = 0 OR v.version = ?2) ORDER BY v.version DESC LIMIT 1";
-static const char SQL_TEMPLATE_ALL[] =
-	"SELECT " TEMPLATE_COLS " WHERE v.published = 1"
-	" ORDER BY v.template_id, v.version";
-
-void
-template_version_clear(struct template_version *v)
-{
-	free(v->body);
-	json_object_put(v->variables);
-	memset(v, 0, sizeof(*v));
-}
 
 /* A row into v (owning its copies), or -1 with v cleared. */
 static int
@@ -567,7 +475,7 @@ store_template_publish(struct store *st, struct template_version *v,
 
 	if (next_version(st, &template_kind, v->slug, now, &v->template_id,
 	    &v->version, e) == -1 ||
-	    (stmt = store_stmt(st, SQL_TEMPLATE_INSERT, e)) == NULL)
+	    (stmt = store_stmt(st, STMT_TEMPLATE_INSERT, e)) == NULL)
 		return -1;
 	v->created_at = now;
 	sqlite3_bind_int64(stmt, 1, v->template_id);
@@ -584,7 +492,7 @@ int
 store_template_get(struct store *st, const char *slug, int64_t version,
     struct template_version *v, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_TEMPLATE_GET, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_TEMPLATE_GET, e);
 	int		 rc;
 
 	memset(v, 0, sizeof(*v));
@@ -605,7 +513,7 @@ store_template_each(struct store *st,
     void (*fn)(const struct template_version *, void *), void *arg,
     struct error *e)
 {
-	sqlite3_stmt		*stmt = store_stmt(st, SQL_TEMPLATE_ALL, e);
+	sqlite3_stmt		*stmt = store_stmt(st, STMT_TEMPLATE_ALL, e);
 	struct template_version	 v;
 	int			 rc;
 

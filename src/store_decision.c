@@ -6,15 +6,6 @@
 #include "json_util.h"
 #include "store_internal.h"
 
-static const char SQL_DECISION_INSERT[] =
-	"INSERT INTO decisions (id, app_id, created_at_ms, model, backend,"
-	" schema_id, schema_version, template_id, template_version, state,"
-	" input_tokens, output_tokens, latency_gateway_ms, latency_backend_ms)"
-	" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
-static const char SQL_ANSWER_INSERT[] =
-	"INSERT INTO decision_answers (decision_id, question, position, type,"
-	" distribution, answer) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-
 static const char *
 compact(json_object *o)
 {
@@ -25,7 +16,7 @@ compact(json_object *o)
 static int
 insert_decision(struct store *st, const struct decision *d, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_DECISION_INSERT, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_DECISION_INSERT, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -57,7 +48,7 @@ insert_answers(struct store *st, const char *id, json_object *questions,
 	int		 pos = 0;
 
 	json_object_object_foreach(questions, name, q) {
-		if ((stmt = store_stmt(st, SQL_ANSWER_INSERT, e)) == NULL)
+		if ((stmt = store_stmt(st, STMT_ANSWER_INSERT, e)) == NULL)
 			return -1;
 		json_object_object_get_ex(q, "type", &type);
 		sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
@@ -92,34 +83,6 @@ store_decision_insert(struct store *st, const struct decision *d,
 }
 
 /* Reading a decision back. */
-
-static const char SQL_DECISION_GET[] =
-	"SELECT d.id, d.app_id, d.created_at_ms, d.model, d.backend, s.slug,"
-	" d.schema_version, v.questions, t.slug, d.template_version, d.state"
-	" FROM decisions d JOIN schemas s ON s.id = d.schema_id"
-	" JOIN schema_versions v ON v.schema_id = d.schema_id"
-	" AND v.version = d.schema_version"
-	" LEFT JOIN templates t ON t.id = d.template_id"
-	" WHERE d.id = ?1 AND (?2 = 0 OR d.app_id = ?2)";
-static const char SQL_ANSWERS_GET[] =
-	"SELECT question, answer FROM decision_answers WHERE decision_id = ?1"
-	" ORDER BY position";
-static const char SQL_OUTCOMES_GET[] =
-	"SELECT o.question, o.value, o.source, o.recorded_at_ms"
-	" FROM outcomes o JOIN decision_answers a"
-	" ON a.decision_id = o.decision_id AND a.question = o.question"
-	" WHERE o.decision_id = ?1 ORDER BY a.position";
-
-void
-decision_row_clear(struct decision_row *d)
-{
-	free(d->model);
-	json_object_put(d->questions);
-	json_object_put(d->state);
-	json_object_put(d->answers);
-	json_object_put(d->outcomes);
-	memset(d, 0, sizeof(*d));
-}
 
 static const char *
 col(sqlite3_stmt *stmt, int i)
@@ -178,13 +141,13 @@ add_outcome(sqlite3_stmt *stmt, struct decision_row *d, struct error *e)
 	return 0;
 }
 
-/* Hands each row of sql, run for d->id, to add(): 0 or -1. */
+/* Hands each row of statement id, run for d->id, to add(): 0 or -1. */
 static int
-read_rows(struct store *st, const char *sql, struct decision_row *d,
+read_rows(struct store *st, enum stmt id, struct decision_row *d,
     int (*add)(sqlite3_stmt *, struct decision_row *, struct error *),
     struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, sql, e);
+	sqlite3_stmt	*stmt = store_stmt(st, id, e);
 	int		 rc;
 
 	if (stmt == NULL)
@@ -203,7 +166,7 @@ int
 store_decision_get(struct store *st, const char *id, int64_t app_id,
     struct decision_row *d, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_DECISION_GET, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_DECISION_GET, e);
 	int		 rc;
 
 	memset(d, 0, sizeof(*d));
@@ -216,8 +179,8 @@ store_decision_get(struct store *st, const char *id, int64_t app_id,
 	else
 		rc = rc == SQLITE_DONE ? 0 : store_fail(st, e, "decision");
 	sqlite3_reset(stmt);
-	if (rc == 1 && (read_rows(st, SQL_ANSWERS_GET, d, add_answer, e) ==
-	    -1 || read_rows(st, SQL_OUTCOMES_GET, d, add_outcome, e) == -1))
+	if (rc == 1 && (read_rows(st, STMT_ANSWERS_GET, d, add_answer, e) ==
+	    -1 || read_rows(st, STMT_OUTCOMES_GET, d, add_outcome, e) == -1))
 		rc = -1;
 	if (rc != 1)
 		decision_row_clear(d);
@@ -225,12 +188,6 @@ store_decision_get(struct store *st, const char *id, int64_t app_id,
 }
 
 /* Outcomes (spec section 3, design.md section 9). */
-
-static const char SQL_OUTCOME_VALUE[] =
-	"SELECT value FROM outcomes WHERE decision_id = ?1 AND question = ?2";
-static const char SQL_OUTCOME_INSERT[] =
-	"INSERT INTO outcomes (decision_id, question, value, source,"
-	" recorded_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)";
 
 /* 409 naming answers.<question>, with the value already recorded. */
 static int
@@ -254,7 +211,7 @@ record_one(struct store *st, const char *id, const char *question,
     json_object *value, const char *source, int64_t now_ms,
     struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_OUTCOME_VALUE, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_OUTCOME_VALUE, e);
 	const char	*text = compact(value);
 	int		 rc, same = 0;
 
@@ -273,7 +230,7 @@ record_one(struct store *st, const char *id, const char *question,
 		return same ? 0 : -1;
 	if (rc != SQLITE_DONE)
 		return store_fail(st, e, "outcome");
-	if ((stmt = store_stmt(st, SQL_OUTCOME_INSERT, e)) == NULL)
+	if ((stmt = store_stmt(st, STMT_OUTCOME_INSERT, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 2, question, -1, SQLITE_STATIC);

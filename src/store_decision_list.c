@@ -8,19 +8,13 @@
 
 #include "store_internal.h"
 
-static const char SQL_DECISION_PAGE[] =
-	"SELECT id, created_at_ms FROM decisions"
-	" WHERE app_id = ?1 AND created_at_ms >= ?2 AND created_at_ms < ?3"
-	" AND (created_at_ms, id) > (?4, ?5)"
-	" ORDER BY created_at_ms, id LIMIT ?6";
-
 int
 store_decision_page(struct store *st, const struct decision_range *q,
     int limit, void (*fn)(const char *id, int64_t created_at_ms, void *),
     void *arg, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_DECISION_PAGE, e);
-	char		 id[37];
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_DECISION_PAGE, e);
+	char		 id[UUID7_LEN + 1];
 	int		 rc, n = 0;
 
 	if (stmt == NULL)

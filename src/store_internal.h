@@ -1,4 +1,5 @@
-/* store_internal.h: what the store*.c files share, and nobody else. */
+/* store_internal.h: what the store*.c files share, and nobody else:
+ * the connection, the statements by name, the helpers around them. */
 #ifndef EVALGATE_STORE_INTERNAL_H
 #define EVALGATE_STORE_INTERNAL_H
 
@@ -6,7 +7,12 @@
 
 #include "store.h"
 
-#define STORE_STMTS 128		/* prepared statements kept per process */
+/* The .sql files, compiled in (Makefile.am: src/sql_files.c). */
+extern const char schema_sql[];		/* schema.sql: every table */
+extern const char cache_sql[];		/* sql/cache.sql */
+extern const char migrate_2_sql[];	/* sql/migrate-2.sql */
+extern const char migrate_3_sql[];	/* sql/migrate-3.sql */
+
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_WAL_LIMIT	(4 << 20)	/* bytes a WAL is cut back to */
 #define STORE_RETRY_MS	1000		/* between attempts to reconnect */
@@ -14,6 +20,89 @@
 #define STORE_CKPT_WAIT_MS 50		/* a checkpoint waits for readers */
 
 struct kept;
+
+/* Every statement the store runs, by name; the texts are the table
+ * store_sql[] in store_sql.c, and a connection keeps each one prepared
+ * from its first use (store_stmt). */
+enum stmt {
+	/* Transactions and the audit log (store.c). */
+	STMT_BEGIN,
+	STMT_COMMIT,
+	STMT_ROLLBACK,
+	STMT_LOCK_MAIN,
+	STMT_LOCK_CACHE,
+	STMT_AUDIT,
+	/* Applications, keys, the key memo and failures (store_app.c). */
+	STMT_APP_INSERT,
+	STMT_APP_UPDATE,
+	STMT_APP_BY_NAME,
+	STMT_APP_BY_ID,
+	STMT_APP_ALL,
+	STMT_KEY_INSERT,
+	STMT_KEY_BY_PREFIX,
+	STMT_KEY_REVOKE,
+	STMT_KEY_ALL,
+	STMT_MEMO_HAS,
+	STMT_MEMO_PUT,
+	STMT_FAILURES,
+	STMT_FAILURE_ADD,
+	STMT_FAILURE_PRUNE,
+	/* Replica cool-downs (store_cache.c). */
+	STMT_COOLDOWN_GET,
+	STMT_COOLDOWN_PUT,
+	STMT_COOLDOWN_DEL,
+	/* Admission and the day's quota (store_quota.c). */
+	STMT_ADMISSION,
+	STMT_ADMISSION_SET,
+	STMT_USED_ADD,
+	/* The catalog (store_catalog.c): backends, schemas, grants,
+	 * templates. */
+	STMT_BACKEND_INSERT,
+	STMT_REPLICA_INSERT,
+	STMT_REPLICAS,
+	STMT_BACKEND_ENABLE,
+	STMT_BACKEND_BY_NAME,
+	STMT_BACKEND_BY_ID,
+	STMT_BACKEND_ALL,
+	STMT_SCHEMA_CREATE,
+	STMT_SCHEMA_ID,
+	STMT_SCHEMA_NEXT,
+	STMT_VERSION_INSERT,
+	STMT_VERSION_GET,
+	STMT_VERSION_MATCH,
+	STMT_VERSION_MATCHED,
+	STMT_VERSION_ALL,
+	STMT_GRANT,
+	STMT_UNGRANT,
+	STMT_GRANT_ALLOWS,
+	STMT_TEMPLATE_CREATE,
+	STMT_TEMPLATE_ID,
+	STMT_TEMPLATE_NEXT,
+	STMT_TEMPLATE_INSERT,
+	STMT_TEMPLATE_GET,
+	STMT_TEMPLATE_ALL,
+	/* The catalog's generation (store_kept.c). */
+	STMT_GENERATION,
+	/* Decisions, answers, outcomes (store_decision*.c), calibration
+	 * (store_calibration.c). */
+	STMT_DECISION_INSERT,
+	STMT_ANSWER_INSERT,
+	STMT_DECISION_GET,
+	STMT_ANSWERS_GET,
+	STMT_OUTCOMES_GET,
+	STMT_OUTCOME_VALUE,
+	STMT_OUTCOME_INSERT,
+	STMT_DECISION_PAGE,
+	STMT_CALIBRATION_ROWS,
+	/* Setting up (store.c), on connections of their own too: run
+	 * directly from their text, never kept. */
+	STMT_ATTACH_CACHE,
+	STMT_USER_VERSION,
+	STMT_INIT_BEGIN,
+	STMT_READY,
+	STMT__MAX
+};
+extern const char *const store_sql[STMT__MAX];	/* static texts */
 
 struct store {
 	const struct settings *settings;	/* borrowed, process-wide */
@@ -24,10 +113,7 @@ struct store {
 	int		 said_ro;	/* logged that it opened read-only */
 	int64_t		 retry_at_us;	/* no reconnecting before */
 	char		 why[512];	/* why it is not open, or "" */
-	struct {
-		const char	*sql;	/* borrowed: a static string */
-		sqlite3_stmt	*stmt;	/* owned */
-	} stmts[STORE_STMTS];
+	sqlite3_stmt	*stmts[STMT__MAX];	/* owned: store_stmt() */
 	enum { TX_NONE, TX_DATABASE, TX_CACHE } in_tx;	/* the file a
 					 * write transaction writes */
 	int		 sync_full;	/* SERVICE_DB_SYNC=full */
@@ -44,9 +130,9 @@ struct store {
 	} ckpt[2];
 };
 
-/* The statement for a static SQL string, prepared on first use and kept;
- * reset and unbound on return.  NULL with e set on failure. */
-sqlite3_stmt	*store_stmt(struct store *st, const char *sql, struct error *e);
+/* Statement id, prepared on first use and kept until the connection
+ * closes; reset and unbound on return.  NULL with e set on failure. */
+sqlite3_stmt	*store_stmt(struct store *st, enum stmt id, struct error *e);
 /* Maps the connection's last error onto e (503 for busy/full/read-only,
  * 500 otherwise) and logs it.  Returns -1. */
 int		 store_fail(struct store *st, struct error *e, const char *what);

@@ -5,7 +5,7 @@
  * when an administrator changes them.  Each worker keeps the ones it has
  * read, and uses them while the catalog's generation is the one they
  * were read at.  Triggers on every catalog table bump the generation
- * (migration 3 in store.c), whoever writes: the console, /admin/v1, or
+ * (sql/migrate-3.sql), whoever writes: the console, /admin/v1, or
  * sqlite3 by hand.  A request reads the generation as the first
  * statement of its read snapshot (store_read_begin); the rows are used
  * only inside that snapshot, so a row it gives is one the snapshot would
@@ -52,8 +52,6 @@ struct kept {
 	} slots[KEPT__MAX][KEPT_SLOTS];
 };
 
-static const char SQL_GENERATION[] = "SELECT n FROM catalog_generation";
-
 /* Drops every row. */
 static void
 flush(struct kept *m)
@@ -83,7 +81,7 @@ store_kept_check(struct store *st)
 		st->kept->generation = -1;
 	}
 	st->kept->valid = 0;
-	if ((stmt = store_stmt(st, SQL_GENERATION, &e)) == NULL) {
+	if ((stmt = store_stmt(st, STMT_GENERATION, &e)) == NULL) {
 		error_clear(&e);
 		return;
 	}

@@ -4,27 +4,11 @@
 
 /* The arrival time, and the day's units: the larger of the cache's
  * running total and the database's counter (store.h). */
-static const char SQL_ADMISSION[] =
-	"SELECT coalesce((SELECT tat_ms FROM cache.admission"
-	" WHERE app_id = ?1), 0),"
-	" max(coalesce((SELECT used FROM cache.admission"
-	" WHERE app_id = ?1 AND day = ?2), 0),"
-	" coalesce((SELECT used FROM quota_days"
-	" WHERE app_id = ?1 AND day = ?2), 0))";
-static const char SQL_ADMISSION_SET[] =
-	"INSERT INTO cache.admission (app_id, tat_ms, day, used)"
-	" VALUES (?1, ?2, ?3, ?4) ON CONFLICT (app_id) DO UPDATE"
-	" SET tat_ms = excluded.tat_ms, day = excluded.day,"
-	" used = excluded.used";
-static const char SQL_USED_ADD[] =
-	"INSERT INTO quota_days (app_id, day, used) VALUES (?1, ?2, ?3)"
-	" ON CONFLICT (app_id, day) DO UPDATE SET used = used + excluded.used";
-
 int
 store_admission_read(struct store *st, int64_t app_id, const char *day,
     int64_t *tat_ms, int64_t *used, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, SQL_ADMISSION, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_ADMISSION, e);
 	int		 rc;
 
 	if (stmt == NULL)
@@ -43,7 +27,7 @@ int
 store_admission_write(struct store *st, int64_t app_id, const char *day,
     int64_t tat_ms, int64_t used, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, SQL_ADMISSION_SET, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_ADMISSION_SET, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -62,7 +46,7 @@ store_quota_add(struct store *st, int64_t app_id, const char *day,
 
 	if (units <= 0)
 		return 0;
-	if ((stmt = store_stmt(st, SQL_USED_ADD, e)) == NULL)
+	if ((stmt = store_stmt(st, STMT_USED_ADD, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, app_id);
 	sqlite3_bind_text(stmt, 2, day, -1, SQLITE_STATIC);

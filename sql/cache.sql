@@ -1,0 +1,35 @@
+-- cache.sql: the tables of the cache file, attached as "cache".
+--
+-- The cache holds what may be lost without harm (design.md section 8):
+-- the verified-key memo, failed attempts, the admission rows and the
+-- replica cool-downs.  It may be deleted at any time: every process runs
+-- this when it opens its connection, so each statement is idempotent.
+
+CREATE TABLE IF NOT EXISTS cache.key_memo (
+	mac		BLOB PRIMARY KEY,	-- keyed BLAKE2b of the whole key
+	prefix		TEXT NOT NULL,
+	at_ms		INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS cache.auth_failures (
+	prefix		TEXT NOT NULL,
+	at_ms		INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cache.auth_failures_prefix
+	ON auth_failures(prefix, at_ms);
+
+-- Per application: the GCRA arrival time and the running total of the
+-- day's quota units (store_quota.c); one row, so one page written per
+-- admission.
+CREATE TABLE IF NOT EXISTS cache.admission (
+	app_id		INTEGER PRIMARY KEY,
+	tat_ms		INTEGER NOT NULL,
+	day		TEXT NOT NULL,		-- UTC, YYYY-MM-DD
+	used		INTEGER NOT NULL
+);
+DROP TABLE IF EXISTS cache.rate_windows;	-- its predecessor
+
+CREATE TABLE IF NOT EXISTS cache.cooldowns (
+	url		TEXT PRIMARY KEY,
+	until_ms	INTEGER NOT NULL
+) WITHOUT ROWID;

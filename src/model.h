@@ -1,0 +1,164 @@
+/* model.h: the records evalgate keeps and works on (applications, keys,
+ * backends, schema and template versions, decisions), independent of
+ * where they are kept.
+ *
+ * store.h reads and writes them; the handlers and the pure modules that
+ * only pass them around include this file alone.  The sizes of their
+ * names and identifiers are defined here once, and every buffer holding
+ * one is sized from them.  Each *_clear() (model.c) releases what a
+ * record owns and zeroes it; clearing a zeroed record is harmless. */
+#ifndef EVALGATE_MODEL_H
+#define EVALGATE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "question.h"		/* QUESTION_FINGERPRINT_LEN */
+#include "uuid7.h"		/* UUID7_LEN */
+
+/* Bytes of a name (application, backend) or slug (schema, template) as
+ * the operations accept it. */
+#define MODEL_NAME_MAX	100
+/* A buffer holding a name or slug read back, or one a client asks for
+ * (x_schema.id, x_template.id: refused from this size on); also the
+ * upstream model name and the auth_env variable of a backend. */
+#define MODEL_NAME_SIZE	128
+/* The prefix of an API key, "svc_<prefix>_<secret>" (auth.h). */
+#define MODEL_KEY_PREFIX_LEN 8
+/* A key's stored hash: crypto_pwhash_str's output (auth.c checks). */
+#define MODEL_KEY_HASH_SIZE 128
+
+struct app {
+	int64_t	id;
+	char	name[MODEL_NAME_SIZE];
+	int	log_state;
+	int	is_admin;
+	int64_t	rate_per_minute;	/* 0: the default setting */
+	int64_t	daily_quota;		/* 0: the default setting */
+	int64_t	created_at;		/* epoch seconds */
+};
+
+struct key_row {
+	char	prefix[MODEL_KEY_PREFIX_LEN + 1];
+	int64_t	app_id;
+	char	hash[MODEL_KEY_HASH_SIZE];	/* crypto_pwhash_str */
+	int64_t	created_at;		/* epoch seconds */
+	int64_t	expires_at;		/* 0: never */
+	int64_t	revoked_at;		/* 0: not revoked */
+};
+
+/* Backends (design.md section 7). */
+#define BACKEND_MAX_URLS 8
+struct backend {
+	int64_t	id;
+	char	name[MODEL_NAME_SIZE];
+	char	kind[16];		/* "lexical" or "systemone" */
+	char	model[MODEL_NAME_SIZE];	/* upstream model name; "" none */
+	char	auth_env[MODEL_NAME_SIZE]; /* variable holding the key; ""
+					 * none */
+	char	description[512];
+	char	release_date[16];	/* YYYY-MM-DD or "" */
+	int	enabled;
+	int64_t	timeout_ms;		/* 0: SERVICE_BACKEND_TIMEOUT_MS */
+	size_t	nurls;
+	char	urls[BACKEND_MAX_URLS][512];	/* replicas, in order */
+};
+
+/* A published version of a schema: the shape of a set of questions. */
+struct schema_version {
+	int64_t		 schema_id;
+	char		 slug[MODEL_NAME_SIZE];
+	int64_t		 version;
+	json_object	*questions;	/* owned: schema_version_clear() */
+	char		 fingerprint[QUESTION_FINGERPRINT_LEN + 1];
+	int64_t		 backend_id;
+	double		 temperature;
+	double		 abstain_threshold;
+	int64_t		 created_at;	/* epoch seconds */
+};
+void	 schema_version_clear(struct schema_version *v);
+
+/* Templates (design.md section 11). */
+struct template_version {
+	int64_t		 template_id;
+	char		 slug[MODEL_NAME_SIZE];
+	int64_t		 version;
+	char		*body;		/* owned: template_version_clear() */
+	json_object	*variables;	/* owned: template_version_clear() */
+	int		 escape_html;
+	int64_t		 created_at;	/* epoch seconds */
+};
+void	 template_version_clear(struct template_version *v);
+
+/* Decisions: one per successful evaluation, as it is recorded. */
+struct decision {
+	char		 id[UUID7_LEN + 1];	/* UUIDv7 */
+	int64_t		 app_id;
+	int64_t		 created_at_ms;
+	const char	*model;			/* borrowed; NULL none */
+	const char	*backend;		/* borrowed: backend name */
+	int64_t		 schema_id;
+	int64_t		 schema_version;
+	int64_t		 template_id;		/* 0: none */
+	int64_t		 template_version;
+	const char	*state;			/* borrowed JSON; NULL unless
+						 * the app has log_state */
+	int		 has_usage;
+	int64_t		 input_tokens;
+	int64_t		 output_tokens;
+	int64_t		 latency_gateway_ms;
+	int64_t		 latency_backend_ms;
+	const char	*quota_day;		/* borrowed: "YYYY-MM-DD" */
+	int64_t		 quota_units;		/* charged with it */
+};
+
+/* A recorded decision read back, with what its outcomes are checked
+ * against; decision_row_clear() releases the owned parts. */
+struct decision_row {
+	char		 id[UUID7_LEN + 1];	/* UUIDv7, lowercase */
+	int64_t		 app_id;
+	int64_t		 created_at_ms;
+	char		*model;			/* owned; NULL none */
+	char		 backend[MODEL_NAME_SIZE];
+	char		 schema_slug[MODEL_NAME_SIZE];
+	int64_t		 schema_version;
+	json_object	*questions;		/* owned: the version's map */
+	char		 template_slug[MODEL_NAME_SIZE]; /* "" none */
+	int64_t		 template_version;	/* 0: none */
+	json_object	*state;			/* owned; NULL when it was not
+						 * kept */
+	json_object	*answers;		/* owned: question -> answer as
+						 * returned, in answer order */
+	json_object	*outcomes;		/* owned: question -> {value,
+						 * source (or null),
+						 * recorded_at_ms}, in answer
+						 * order */
+};
+void	 decision_row_clear(struct decision_row *d);
+
+/* Which decisions a page lists: those of app_id created in [since_ms,
+ * until_ms) that come strictly after (after_ms, after_id) in
+ * (created_at_ms, id) order. */
+struct decision_range {
+	int64_t	app_id;
+	int64_t	since_ms;
+	int64_t	until_ms;
+	int64_t	after_ms;
+	char	after_id[UUID7_LEN + 1];	/* "": from the first */
+};
+
+/* Calibration (design.md section 14): one answered question with its
+ * outcome.  Every member is borrowed for the callback's duration. */
+struct calibration_row {
+	const char	*decision_id;
+	const char	*backend;		/* name, as x_backend */
+	int64_t		 created_at_ms;
+	const char	*question;
+	const char	*type;			/* "choice", "score", "noul" */
+	const char	*distribution;		/* untempered, JSON text */
+	const char	*outcome;		/* the value, JSON text */
+};
+
+#endif

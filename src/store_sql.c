@@ -1,0 +1,241 @@
+/* store_sql.c: every SQL statement the store runs, by name (enum stmt
+ * in store_internal.h), in one table: the one place to read what the
+ * store asks of SQLite, and the one a second engine would replace.  The
+ * tables themselves are in schema.sql and sql/.
+ *
+ * Every value comes in as a bound parameter (?1, ?2, ...); no text is
+ * ever pasted into a statement.  Only the pragmas, which take a number
+ * the store formats itself, are built in store.c. */
+#include "store_internal.h"
+
+#define APP_COLS "id, name, log_state, is_admin, rate_per_minute," \
+	" daily_quota, created_at"
+#define KEY_COLS "prefix, app_id, hash, created_at, expires_at, revoked_at"
+#define BACKEND_COLS "id, name, kind, model, auth_env, description," \
+	" release_date, enabled, timeout_ms"
+#define VERSION_COLS "v.schema_id, s.slug, v.version, v.questions," \
+	" v.fingerprint, v.backend_id, v.temperature, v.abstain_threshold," \
+	" v.created_at FROM schema_versions v JOIN schemas s" \
+	" ON s.id = v.schema_id"
+#define TEMPLATE_COLS "v.template_id, t.slug, v.version, v.body," \
+	" v.variables, v.escape_html, v.created_at FROM template_versions v" \
+	" JOIN templates t ON t.id = v.template_id"
+
+const char *const store_sql[STMT__MAX] = {
+	/* Transactions and the audit log (store.c). */
+	[STMT_BEGIN] = "BEGIN",
+	[STMT_COMMIT] = "COMMIT",
+	[STMT_ROLLBACK] = "ROLLBACK",
+	/* An empty write, to take one file's write lock (store_begin). */
+	[STMT_LOCK_MAIN] = "DELETE FROM main.quota_days WHERE 0",
+	[STMT_LOCK_CACHE] = "DELETE FROM cache.admission WHERE 0",
+	[STMT_AUDIT] =
+	    "INSERT INTO audit_log (at_ms, actor, action, target, details)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5)",
+
+	/* Applications, keys, the key memo and failures (store_app.c). */
+	[STMT_APP_INSERT] =
+	    "INSERT INTO applications (name, log_state, is_admin,"
+	    " rate_per_minute, daily_quota, created_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[STMT_APP_UPDATE] =
+	    "UPDATE applications SET log_state = ?2, rate_per_minute = ?3,"
+	    " daily_quota = ?4 WHERE id = ?1",
+	[STMT_APP_BY_NAME] =
+	    "SELECT " APP_COLS " FROM applications WHERE name = ?1",
+	[STMT_APP_BY_ID] =
+	    "SELECT " APP_COLS " FROM applications WHERE id = ?1",
+	[STMT_APP_ALL] = "SELECT " APP_COLS " FROM applications ORDER BY name",
+	[STMT_KEY_INSERT] =
+	    "INSERT INTO api_keys (" KEY_COLS ")"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, NULL)",
+	[STMT_KEY_BY_PREFIX] =
+	    "SELECT " KEY_COLS " FROM api_keys WHERE prefix = ?1",
+	[STMT_KEY_REVOKE] =
+	    "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?2)"
+	    " WHERE prefix = ?1",
+	[STMT_KEY_ALL] =
+	    "SELECT k.prefix, k.app_id, k.hash, k.created_at, k.expires_at,"
+	    " k.revoked_at, a.name FROM api_keys k"
+	    " JOIN applications a ON a.id = k.app_id"
+	    " WHERE ?1 = 0 OR k.app_id = ?1"
+	    " ORDER BY a.name, k.created_at, k.prefix",
+	[STMT_MEMO_HAS] =
+	    "SELECT 1 FROM cache.key_memo WHERE mac = ?1 AND prefix = ?2",
+	[STMT_MEMO_PUT] =
+	    "INSERT OR REPLACE INTO cache.key_memo (mac, prefix, at_ms)"
+	    " VALUES (?1, ?2, ?3)",
+	[STMT_FAILURES] =
+	    "SELECT count(*) FROM cache.auth_failures"
+	    " WHERE prefix = ?1 AND at_ms >= ?2",
+	[STMT_FAILURE_ADD] =
+	    "INSERT INTO cache.auth_failures (prefix, at_ms) VALUES (?1, ?2)",
+	[STMT_FAILURE_PRUNE] =
+	    "DELETE FROM cache.auth_failures WHERE at_ms < ?1",
+
+	/* Replica cool-downs (store_cache.c). */
+	[STMT_COOLDOWN_GET] =
+	    "SELECT until_ms FROM cache.cooldowns WHERE url = ?1",
+	[STMT_COOLDOWN_PUT] =
+	    "INSERT INTO cache.cooldowns (url, until_ms) VALUES (?1, ?2)"
+	    " ON CONFLICT (url) DO UPDATE SET until_ms = excluded.until_ms",
+	[STMT_COOLDOWN_DEL] = "DELETE FROM cache.cooldowns WHERE url = ?1",
+
+	/* Admission and the day's quota (store_quota.c). */
+	/* The arrival time, and the day's units: the larger of the cache's
+	 * running total and the database's counter (store.h). */
+	[STMT_ADMISSION] =
+	    "SELECT coalesce((SELECT tat_ms FROM cache.admission"
+	    " WHERE app_id = ?1), 0),"
+	    " max(coalesce((SELECT used FROM cache.admission"
+	    " WHERE app_id = ?1 AND day = ?2), 0),"
+	    " coalesce((SELECT used FROM quota_days"
+	    " WHERE app_id = ?1 AND day = ?2), 0))",
+	[STMT_ADMISSION_SET] =
+	    "INSERT INTO cache.admission (app_id, tat_ms, day, used)"
+	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (app_id) DO UPDATE"
+	    " SET tat_ms = excluded.tat_ms, day = excluded.day,"
+	    " used = excluded.used",
+	[STMT_USED_ADD] =
+	    "INSERT INTO quota_days (app_id, day, used) VALUES (?1, ?2, ?3)"
+	    " ON CONFLICT (app_id, day)"
+	    " DO UPDATE SET used = used + excluded.used",
+
+	/* The catalog (store_catalog.c): backends, schemas, grants,
+	 * templates. */
+	[STMT_BACKEND_INSERT] =
+	    "INSERT INTO backends (name, kind, model, auth_env, description,"
+	    " release_date, enabled, timeout_ms, created_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[STMT_REPLICA_INSERT] =
+	    "INSERT INTO backend_replicas (backend_id, position, url)"
+	    " VALUES (?1, ?2, ?3)",
+	[STMT_REPLICAS] =
+	    "SELECT url FROM backend_replicas WHERE backend_id = ?1"
+	    " ORDER BY position",
+	[STMT_BACKEND_ENABLE] =
+	    "UPDATE backends SET enabled = ?2 WHERE name = ?1",
+	[STMT_BACKEND_BY_NAME] =
+	    "SELECT " BACKEND_COLS " FROM backends WHERE name = ?1",
+	[STMT_BACKEND_BY_ID] =
+	    "SELECT " BACKEND_COLS " FROM backends WHERE id = ?1",
+	[STMT_BACKEND_ALL] =
+	    "SELECT " BACKEND_COLS " FROM backends"
+	    " WHERE ?1 = 0 OR enabled = 1 ORDER BY name",
+	/* A versioned kind (store_catalog.c): its parent row for slug ?1
+	 * (a duplicate is ignored), that row's id, and its next version. */
+	[STMT_SCHEMA_CREATE] =
+	    "INSERT OR IGNORE INTO schemas (slug, created_at) VALUES (?1, ?2)",
+	[STMT_SCHEMA_ID] = "SELECT id FROM schemas WHERE slug = ?1",
+	[STMT_SCHEMA_NEXT] =
+	    "SELECT coalesce(max(version), 0) + 1 FROM schema_versions"
+	    " WHERE schema_id = ?1",
+	[STMT_VERSION_INSERT] =
+	    "INSERT INTO schema_versions (schema_id, version, questions,"
+	    " fingerprint, backend_id, temperature, abstain_threshold,"
+	    " published, created_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8)",
+	[STMT_VERSION_GET] =
+	    "SELECT " VERSION_COLS " WHERE s.slug = ?1 AND v.published = 1"
+	    " AND (?2 = 0 OR v.version = ?2) ORDER BY v.version DESC LIMIT 1",
+	[STMT_VERSION_MATCH] =
+	    "SELECT " VERSION_COLS
+	    " WHERE v.fingerprint = ?2 AND v.published = 1"
+	    " AND EXISTS (SELECT 1 FROM grants g WHERE g.app_id = ?1"
+	    " AND g.schema_id = v.schema_id"
+	    " AND (g.version = 0 OR g.version = v.version))"
+	    " ORDER BY v.version DESC, v.created_at DESC, v.schema_id DESC"
+	    " LIMIT 1",
+	[STMT_VERSION_MATCHED] =
+	    "SELECT count(*) FROM schema_versions"
+	    " WHERE fingerprint = ?1 AND published = 1",
+	[STMT_VERSION_ALL] =
+	    "SELECT " VERSION_COLS " WHERE (?1 = '' OR s.slug = ?1)"
+	    " ORDER BY v.schema_id, v.version",
+	[STMT_GRANT] =
+	    "INSERT OR IGNORE INTO grants (app_id, schema_id, version,"
+	    " created_at) VALUES (?1, ?2, ?3, ?4)",
+	[STMT_UNGRANT] =
+	    "DELETE FROM grants WHERE app_id = ?1 AND schema_id = ?2"
+	    " AND (?3 = 0 OR version = ?3)",
+	[STMT_GRANT_ALLOWS] =
+	    "SELECT 1 FROM grants WHERE app_id = ?1 AND schema_id = ?2"
+	    " AND (version = 0 OR version = ?3) LIMIT 1",
+	[STMT_TEMPLATE_CREATE] =
+	    "INSERT OR IGNORE INTO templates (slug, created_at)"
+	    " VALUES (?1, ?2)",
+	[STMT_TEMPLATE_ID] = "SELECT id FROM templates WHERE slug = ?1",
+	[STMT_TEMPLATE_NEXT] =
+	    "SELECT coalesce(max(version), 0) + 1 FROM template_versions"
+	    " WHERE template_id = ?1",
+	[STMT_TEMPLATE_INSERT] =
+	    "INSERT INTO template_versions (template_id, version, body,"
+	    " variables, escape_html, published, created_at)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)",
+	[STMT_TEMPLATE_GET] =
+	    "SELECT " TEMPLATE_COLS " WHERE t.slug = ?1 AND v.published = 1"
+	    " AND (?2 = 0 OR v.version = ?2) ORDER BY v.version DESC LIMIT 1",
+	[STMT_TEMPLATE_ALL] =
+	    "SELECT " TEMPLATE_COLS " WHERE v.published = 1"
+	    " ORDER BY v.template_id, v.version",
+
+	/* The catalog's generation (store_kept.c). */
+	[STMT_GENERATION] = "SELECT n FROM catalog_generation",
+
+	/* Decisions, answers, outcomes (store_decision*.c), calibration
+	 * (store_calibration.c). */
+	[STMT_DECISION_INSERT] =
+	    "INSERT INTO decisions (id, app_id, created_at_ms, model, backend,"
+	    " schema_id, schema_version, template_id, template_version, state,"
+	    " input_tokens, output_tokens, latency_gateway_ms,"
+	    " latency_backend_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+	    " ?10, ?11, ?12, ?13, ?14)",
+	[STMT_ANSWER_INSERT] =
+	    "INSERT INTO decision_answers (decision_id, question, position,"
+	    " type, distribution, answer) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[STMT_DECISION_GET] =
+	    "SELECT d.id, d.app_id, d.created_at_ms, d.model, d.backend,"
+	    " s.slug, d.schema_version, v.questions, t.slug,"
+	    " d.template_version, d.state"
+	    " FROM decisions d JOIN schemas s ON s.id = d.schema_id"
+	    " JOIN schema_versions v ON v.schema_id = d.schema_id"
+	    " AND v.version = d.schema_version"
+	    " LEFT JOIN templates t ON t.id = d.template_id"
+	    " WHERE d.id = ?1 AND (?2 = 0 OR d.app_id = ?2)",
+	[STMT_ANSWERS_GET] =
+	    "SELECT question, answer FROM decision_answers"
+	    " WHERE decision_id = ?1 ORDER BY position",
+	[STMT_OUTCOMES_GET] =
+	    "SELECT o.question, o.value, o.source, o.recorded_at_ms"
+	    " FROM outcomes o JOIN decision_answers a"
+	    " ON a.decision_id = o.decision_id AND a.question = o.question"
+	    " WHERE o.decision_id = ?1 ORDER BY a.position",
+	[STMT_OUTCOME_VALUE] =
+	    "SELECT value FROM outcomes"
+	    " WHERE decision_id = ?1 AND question = ?2",
+	[STMT_OUTCOME_INSERT] =
+	    "INSERT INTO outcomes (decision_id, question, value, source,"
+	    " recorded_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+	[STMT_DECISION_PAGE] =
+	    "SELECT id, created_at_ms FROM decisions"
+	    " WHERE app_id = ?1 AND created_at_ms >= ?2 AND created_at_ms < ?3"
+	    " AND (created_at_ms, id) > (?4, ?5)"
+	    " ORDER BY created_at_ms, id LIMIT ?6",
+	[STMT_CALIBRATION_ROWS] =
+	    "SELECT d.id, d.backend, d.created_at_ms, a.question, a.type,"
+	    " a.distribution, o.value"
+	    " FROM decisions d"
+	    " JOIN decision_answers a ON a.decision_id = d.id"
+	    " JOIN outcomes o ON o.decision_id = a.decision_id"
+	    " AND o.question = a.question"
+	    " WHERE d.schema_id = ?1 AND d.schema_version = ?2"
+	    " AND d.created_at_ms >= ?3 AND (?4 IS NULL OR a.question = ?4)"
+	    " ORDER BY d.id, a.position",
+
+	/* Setting up (store.c), on connections of their own too: run
+	 * directly from their text, never kept. */
+	[STMT_ATTACH_CACHE] = "ATTACH DATABASE ?1 AS cache",
+	[STMT_USER_VERSION] = "PRAGMA user_version",
+	[STMT_INIT_BEGIN] = "BEGIN IMMEDIATE",
+	[STMT_READY] = "SELECT count(*) FROM sqlite_schema",
+};
