@@ -5,7 +5,7 @@
 
 #include "log.h"
 
-static void
+static void __attribute__((format(printf, 2, 0)))
 log_line(const char *level, const char *fmt, va_list ap)
 {
 	char line[1024];
