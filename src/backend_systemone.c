@@ -1,7 +1,13 @@
-/* backend_answer.c: a backend's answer: its allocation and release, and
- * the parser of a "systemone" upstream's answer (design.md section 7).
- * Pure: no I/O, no global state, so that the unit tests and the fuzzer
- * (fuzz/fuzz_upstream.c) build it without the transport or the store. */
+/* backend_systemone.c: the "systemone" backend kind (design.md section
+ * 7): an upstream speaking the System One contract.
+ *
+ * For one replica, POST {replica}/v1/systemone {state, model, questions}
+ * through the shared HTTP client (backend_http.c) and read the answer.
+ * The body and the headers are made once per evaluation, in begin();
+ * the replica loop (rotation, failover, cool-downs) is backend.c's.  The
+ * parser of the answer, backend_parse_systemone(), is pure (no I/O, no
+ * global state), so that the unit tests and the fuzzer
+ * (fuzz/fuzz_upstream.c) call it without an upstream. */
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -10,48 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "backend_http.h"
+#include "backend_systemone.h"
+#include "buf.h"
 #include "json_util.h"
 #include "question.h"
 
 #define PARSE_DEPTH	32		/* JSON nesting accepted */
-
-int
-backend_answer_alloc(struct backend_answer *a, json_object *questions)
-{
-	size_t	 i = 0, n, arity;
-
-	memset(a, 0, sizeof(*a));
-	n = (size_t)json_object_object_length(questions);
-	if (n == 0)
-		return 0;
-	if ((a->dist = calloc(n, sizeof(*a->dist))) == NULL)
-		return -1;
-	a->nquestions = n;
-	json_object_object_foreach(questions, name, q) {
-		(void)name;
-		arity = question_arity(q);
-		if (i == n || (a->dist[i++] = calloc(arity > 0 ? arity : 1,
-		    sizeof(double))) == NULL) {
-			backend_answer_free(a);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-void
-backend_answer_free(struct backend_answer *a)
-{
-	size_t	 i;
-
-	if (a->dist != NULL)
-		for (i = 0; i < a->nquestions; i++)
-			free(a->dist[i]);
-	free(a->dist);
-	memset(a, 0, sizeof(*a));
-}
 
 /* Writes a reason into why (control characters made '?', so that it is
  * one log line) and returns -1. */
@@ -358,3 +329,100 @@ done:
 		backend_answer_free(out);
 	return rc;
 }
+
+/* ---------------------------------------------------------------- kind */
+
+/* What one evaluation keeps from begin() to end(). */
+struct call {
+	char			*body;		/* owned: the request's JSON */
+	struct curl_slist	*headers;	/* owned */
+	struct buf		 resp;		/* owned: the last answer */
+};
+
+/* The request body, a new string the caller frees; NULL out of memory. */
+static char *
+request_body(const struct backend *b, json_object *state,
+    json_object *questions)
+{
+	json_object	*o;
+	const char	*text;
+	char		*copy = NULL;
+
+	if ((o = json_object_new_object()) == NULL)
+		return NULL;
+	json_object_object_add(o, "state", json_object_get(state));
+	json_object_object_add(o, "model", json_object_new_string(
+	    b->model[0] != '\0' ? b->model : SYSTEMONE_DEFAULT_MODEL));
+	json_object_object_add(o, "questions", json_object_get(questions));
+	text = json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (text != NULL)
+		copy = strdup(text);
+	json_object_put(o);
+	return copy;
+}
+
+static void
+systemone_end(struct backend_call *c)
+{
+	struct call	*k = c->priv;
+
+	if (k == NULL)
+		return;
+	backend_http_headers_free(k->headers);
+	free(k->body);
+	buf_free(&k->resp);
+	free(k);
+	c->priv = NULL;
+}
+
+static int
+systemone_begin(struct backend_call *c, struct error *e)
+{
+	struct call	*k;
+
+	if ((c->priv = k = calloc(1, sizeof(*k))) != NULL) {
+		buf_init(&k->resp, BACKEND_HTTP_MAX_ANSWER);
+		if ((k->body = request_body(c->b, c->state,
+		    c->questions)) != NULL &&
+		    (k->headers = backend_http_headers(c->b)) != NULL &&
+		    backend_http_init() == 0)
+			return 0;
+	}
+	systemone_end(c);
+	error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	e->retry_after_ms = 1000;
+	return -1;
+}
+
+static int
+systemone_ask(struct backend_call *c, const char *replica,
+    struct backend_answer *out, struct backend_attempt *at)
+{
+	struct call	*k = c->priv;
+	char		 endpoint[sizeof(c->b->urls[0]) +
+			    sizeof(SYSTEMONE_ENDPOINT)], why[120];
+
+	snprintf(endpoint, sizeof(endpoint), "%s%s", replica,
+	    SYSTEMONE_ENDPOINT);
+	if (backend_http_post(endpoint, k->body, k->headers, c->timeout_ms,
+	    &k->resp, at) == -1)
+		return -1;
+	if (backend_parse_systemone(k->resp.p, k->resp.len, c->questions,
+	    out, why, sizeof(why)) == -1) {
+		at->cool = 1;
+		snprintf(at->reason, sizeof(at->reason),
+		    "answer does not fit: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+const struct backend_kind backend_kind_systemone = {
+	.name		= "systemone",
+	.remote		= 1,
+	.begin		= systemone_begin,
+	.ask		= systemone_ask,
+	.end		= systemone_end,
+	.cleanup	= backend_http_cleanup,
+};

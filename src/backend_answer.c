@@ -1,0 +1,44 @@
+/* backend_answer.c: a backend's answer, its allocation and release.
+ * Pure: no I/O, no global state, so that the unit tests and the fuzzer
+ * build it with the kinds' parsers alone. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "question.h"
+
+int
+backend_answer_alloc(struct backend_answer *a, json_object *questions)
+{
+	size_t	 i = 0, n, arity;
+
+	memset(a, 0, sizeof(*a));
+	n = (size_t)json_object_object_length(questions);
+	if (n == 0)
+		return 0;
+	if ((a->dist = calloc(n, sizeof(*a->dist))) == NULL)
+		return -1;
+	a->nquestions = n;
+	json_object_object_foreach(questions, name, q) {
+		(void)name;
+		arity = question_arity(q);
+		if (i == n || (a->dist[i++] = calloc(arity > 0 ? arity : 1,
+		    sizeof(double))) == NULL) {
+			backend_answer_free(a);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+backend_answer_free(struct backend_answer *a)
+{
+	size_t	 i;
+
+	if (a->dist != NULL)
+		for (i = 0; i < a->nquestions; i++)
+			free(a->dist[i]);
+	free(a->dist);
+	memset(a, 0, sizeof(*a));
+}
