@@ -18,7 +18,7 @@
 
 #include "answer.h"
 #include "backend.h"
-#include "backend_http.h"
+#include "backend_systemone.h"
 #include "fuzz.h"
 #include "question.h"
 

@@ -1,10 +1,15 @@
 /* backend.h: asking a backend for probability distributions.
  *
- * One call per evaluation.  The kinds (lexical, systemone) are rows of a
- * table in backend.c; each fills one distribution per question, aligned
- * as question.h says (choice: option order of the criteria object;
- * score: level index; noul: index 0 true, 1 false), not yet normalised
- * or tempered.  No database transaction may be open during the call. */
+ * One call per evaluation.  Each kind of backend is one file defining one
+ * const struct backend_kind (after lighttpd's mod_*.c plugins): lexical in
+ * backend_lexical.c, systemone in backend_systemone.c.  backend.c keeps
+ * the one list of kinds and, for the remote ones, the replica loop
+ * (rotation, failover, cool-downs) in which a kind only turns questions
+ * into distributions for one replica at a time.  A kind fills one
+ * distribution per question, aligned as question.h says (choice: option
+ * order of the criteria object; score: level index; noul: index 0 true,
+ * 1 false), not yet normalised or tempered.  No database transaction may
+ * be open during the call. */
 #ifndef EVALGATE_BACKEND_H
 #define EVALGATE_BACKEND_H
 
@@ -18,6 +23,10 @@
 
 struct settings;
 
+/* The model a System One request names when it names none, and the one
+ * a systemone backend sends when it has no model configured. */
+#define SYSTEMONE_DEFAULT_MODEL	"jev-latest"
+
 struct backend_answer {
 	size_t	 nquestions;
 	double	**dist;		/* owned: dist[i] for the i-th question of
@@ -29,14 +38,107 @@ struct backend_answer {
 	char	 replica[512];	/* URL that answered; "" for built-ins */
 };
 
-/* Known kinds, for validation when a backend is added: 1 or 0. */
-int	backend_kind_known(const char *kind);
+/* One evaluation of a remote backend, from the kind's begin() to its
+ * end(); the replica loop owns it. */
+struct backend_call {
+	const struct backend	*b;		/* borrowed */
+	json_object		*state;		/* borrowed, validated */
+	json_object		*questions;	/* borrowed, validated */
+	long			 timeout_ms;	/* of one replica attempt */
+	void			*priv;		/* the kind's, set by begin() */
+};
+
+/* How asking one replica went, when it failed. */
+struct backend_attempt {
+	char	 reason[160];	/* short, one line, never a key or a body */
+	int	 cool;		/* the replica should rest for a cool-down */
+	long	 hint_ms;	/* the upstream's retry hint; -1: none */
+};
+
+/* An option of its own that a kind accepts when a backend is added (the
+ * request's member and the console's --NAME, '_' written '-'), kept with
+ * the backend.  None yet: the coming openai kind lists max_options,
+ * concurrency and extra. */
+enum backend_option_type {
+	BOPT_LONG,		/* an integer from min to max */
+	BOPT_JSON,		/* a JSON object (the console reads a file) */
+	BOPT__MAX
+};
+
+struct backend_option {
+	const char			*name;	/* NULL ends a table */
+	enum backend_option_type	 type;
+	long				 min, max, def;	/* BOPT_LONG */
+	const char			*meaning;	/* one line */
+};
+
+/* A kind of backend.  Every member but name may be NULL or 0 where the
+ * kind has nothing to do. */
+struct backend_kind {
+	const char	*name;		/* as stored in backends.kind */
+	int		 remote;	/* has 1..BACKEND_MAX_URLS replicas */
+
+	/* Remote kinds, per evaluation: begin() sets c->priv up (0, or -1
+	 * with e set; then nothing else is called), ask() asks the one
+	 * replica whose base URL is given (borrowed, without trailing '/')
+	 * for the distributions of c->questions: 0 and out filled (out
+	 * holds nothing on entry), or -1 with at filled and out left
+	 * empty; end() releases c->priv. */
+	int	(*begin)(struct backend_call *c, struct error *e);
+	int	(*ask)(struct backend_call *c, const char *replica,
+		    struct backend_answer *out, struct backend_attempt *at);
+	void	(*end)(struct backend_call *c);
+
+	/* Built-in kinds: answers without a replica, as backend_evaluate()
+	 * says. */
+	int	(*answer)(const struct backend *b, json_object *state,
+		    json_object *questions, struct backend_answer *out,
+		    struct error *e);
+
+	/* Releases the kind's per-process state (a curl handle).
+	 * Idempotent. */
+	void	(*cleanup)(void);
+
+	/* ops, when a backend of this kind is added, after the checks
+	 * every backend gets (backend_check_replicas() among them): the
+	 * kind's own checks of the request in (borrowed) and of b, filled
+	 * from it.  0, or -1 with e set (a validation error). */
+	int	(*check_add)(const struct backend_kind *k, json_object *in,
+		    const struct backend *b, struct error *e);
+	/* ops, at schema publish: may b answer these questions (borrowed,
+	 * validated)?  0, or -1 with e set (a validation error). */
+	int	(*check_schema)(const struct backend *b,
+		    json_object *questions, struct error *e);
+
+	const struct backend_option *options;	/* NULL: none */
+};
+
+/* The kind named name (NULL: none such); the i-th kind in the registry's
+ * order (NULL past the last), for listing them. */
+const struct backend_kind *backend_kind_find(const char *name);
+const struct backend_kind *backend_kind_at(size_t i);
+
+/* ops, when a backend of kind k is added with nurls replica URLs (not
+ * yet read one by one): URLs refused for built-in kinds, 1 to
+ * BACKEND_MAX_URLS required for remote ones.  0, or -1 with e set (a
+ * validation error on "urls"). */
+int	backend_check_replicas(const struct backend_kind *k, size_t nurls,
+	    struct error *e);
+/* ops, then, the check_add() of b's kind k (in and b borrowed).  0, or
+ * -1 with e set. */
+int	backend_check_add(const struct backend_kind *k, json_object *in,
+	    const struct backend *b, struct error *e);
+
+/* ops, at schema publish: the check_schema() of b's kind.  0, or -1
+ * with e set. */
+int	backend_check_schema(const struct backend *b, json_object *questions,
+	    struct error *e);
 
 /* Asks b about state and questions (both borrowed, validated).  The
- * request's model is not sent: a systemone backend sends its own
- * configured upstream model.  0, or -1 with e set: 503
- * backend_unavailable (Retry-After) when no replica answered in a form
- * that fits the questions. */
+ * request's model is not sent: a remote backend sends its own configured
+ * upstream model.  s may be NULL (unit tests): the settings' defaults
+ * hold.  0, or -1 with e set: 503 backend_unavailable (Retry-After) when
+ * no replica answered in a form that fits the questions. */
 int	backend_evaluate(struct store *st, const struct settings *s,
 	    const struct backend *b, json_object *state,
 	    json_object *questions, struct backend_answer *out,
@@ -49,8 +151,8 @@ int	backend_answer_alloc(struct backend_answer *a, json_object *questions);
 /* Releases what a owns and leaves it empty; safe on an empty answer. */
 void	backend_answer_free(struct backend_answer *a);
 
-/* Releases the per-process state of the kinds (the systemone curl
- * handle), at exit and before curl_global_cleanup().  Idempotent. */
+/* Releases the per-process state of every kind, at exit and before
+ * curl_global_cleanup().  Idempotent. */
 void	backend_cleanup(void);
 
 #endif

@@ -1,41 +1,54 @@
-/* backend_http.h: the "systemone" kind, an upstream speaking the System
- * One contract over blocking libcurl (design.md section 7), and the pure
- * parser of its answers (backend_answer.c), exposed for the unit tests
- * and fuzzing. */
+/* backend_http.h: the HTTP client that remote backend kinds share.
+ *
+ * Blocking libcurl on the process's one easy handle, created at first
+ * use (so after fork) and kept across requests so that connections are
+ * reused.  A POST of a JSON text with a timeout; what a transport failure
+ * or an HTTP status means for the replica (one table each); the
+ * upstream's retry-after-ms and Retry-After hints; the request headers,
+ * with the key read from the variable a backend's auth_env names. */
 #ifndef EVALGATE_BACKEND_HTTP_H
 #define EVALGATE_BACKEND_HTTP_H
 
 #include <stddef.h>
 
-#include <json-c/json.h>
-
 #include "backend.h"
+#include "buf.h"
 
-#define SYSTEMONE_MAX_ANSWER	(8u << 20)	/* bytes of one answer */
-#define SYSTEMONE_COOLDOWN_MS	30000		/* a failing replica rests */
-#define SYSTEMONE_MAX_RETRY_MS	60000		/* cap on an upstream hint */
-#define SYSTEMONE_MAX_CONNECT_MS 5000
-#define SYSTEMONE_DEFAULT_MODEL	"jev-latest"
+#define BACKEND_HTTP_MAX_ANSWER	(8u << 20)	/* bytes of one answer */
+#define BACKEND_HTTP_MAX_RETRY_MS 60000		/* cap on an upstream hint */
+#define BACKEND_HTTP_MAX_CONNECT_MS 5000
 
-/* The backend_evaluate() of the kind: POST {replica}/v1/systemone, one
- * replica after another from a rotating start, cool-downs shared through
- * the cache.  Uses the process's one curl handle (created on first use,
- * so after fork). */
-int	backend_systemone_evaluate(struct store *st,
-	    const struct settings *s, const struct backend *b,
-	    json_object *state, json_object *questions,
-	    struct backend_answer *out, struct error *e);
+struct curl_slist;
+
+/* Creates the process's handle if there is none yet: 0, or -1 when
+ * memory ran out.  backend_http_post() calls it; a kind may call it
+ * first to tell that case apart. */
+int	backend_http_init(void);
+
+/* The request headers of a call to b: JSON both ways, no 100-continue,
+ * and "Authorization: Bearer KEY" when b->auth_env names a variable
+ * holding a key (unset, empty or holding a line break: a warning naming
+ * the variable, and no key).  The key is never logged or kept.  A new
+ * list for backend_http_headers_free(), or NULL when memory ran out. */
+struct curl_slist *backend_http_headers(const struct backend *b);
+/* Wipes the values (one is the key) and frees list; NULL is fine. */
+void	backend_http_headers_free(struct curl_slist *list);
+
+/* POSTs body (a JSON text, borrowed) to url with headers (borrowed),
+ * timeout_ms for the whole exchange.  resp is emptied first; its cap
+ * should be BACKEND_HTTP_MAX_ANSWER.  A 2xx answer: 0 with its body in
+ * resp.  Otherwise -1 and at says why, whether the replica should cool
+ * down, and the upstream's retry hint (for 429 and 529).  The handle
+ * keeps no pointer to the arguments afterwards. */
+int	backend_http_post(const char *url, const char *body,
+	    struct curl_slist *headers, long timeout_ms, struct buf *resp,
+	    struct backend_attempt *at);
+
+/* The URL as a log may show it, into buf: without user:password@, one
+ * line. */
+void	backend_http_loggable_url(const char *url, char *buf, size_t size);
+
 /* Releases the curl handle.  Idempotent. */
-void	backend_systemone_cleanup(void);
-
-/* Parses an upstream 200 body (len bytes, not necessarily NUL-terminated)
- * against the questions (borrowed, validated) into out (overwritten: it
- * must hold nothing): one distribution per question in the questions'
- * order, as question.h says, plus "usage" when it holds two integers
- * >= 0.  0, or -1 with a short reason in why (never the body) and out
- * left empty.  Pure: no I/O, no global state. */
-int	backend_parse_systemone(const char *body, size_t len,
-	    json_object *questions, struct backend_answer *out, char *why,
-	    size_t whylen);
+void	backend_http_cleanup(void);
 
 #endif

@@ -23,7 +23,11 @@
  * and p_i = score_i / sum_j score_j: a plain normalisation (no softmax),
  * so every probability is > 0 and no overlap is ever certain.  The
  * instructions do not enter choice and score scores: they are the same for
- * every option and would only flatten the distribution. */
+ * every option and would only flatten the distribution.
+ *
+ * At the end, the kind itself (struct backend_kind): the adapter from a
+ * backend's call to these functions.  All of it is pure: no I/O, no
+ * global state. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +36,7 @@
 #include <json-c/json.h>
 
 #include "backend_lexical.h"
+#include "error.h"
 #include "question.h"
 
 #define STOP_MAXLEN	8	/* longest stop word, plus one */
@@ -377,3 +382,50 @@ lexical_usage(const char *state_text, json_object *questions,
 	}
 	*input_tokens = in;
 }
+
+/* ---------------------------------------------------------------- kind */
+
+/* The state as the kind reads it: a string as is, an object or an array
+ * as compact JSON text (borrowed from state). */
+static const char *
+state_text(json_object *state)
+{
+	if (state == NULL)
+		return NULL;
+	if (json_object_is_type(state, json_type_string))
+		return json_object_get_string(state);
+	return json_object_to_json_string_ext(state,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+static int
+lexical_answer(const struct backend *b, json_object *state,
+    json_object *questions, struct backend_answer *out, struct error *e)
+{
+	const char	*text = state_text(state);
+	long		 in = 0, outn = 0;
+	size_t		 i = 0;
+
+	(void)b;
+	if (backend_answer_alloc(out, questions) == -1) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+		e->retry_after_ms = 1000;
+		return -1;
+	}
+	json_object_object_foreach(questions, name, q) {
+		(void)name;
+		lexical_distribution(text, q, out->dist[i], question_arity(q));
+		i++;
+	}
+	lexical_usage(text, questions, &in, &outn);
+	out->has_usage = 1;
+	out->input_tokens = in;
+	out->output_tokens = outn;
+	return 0;
+}
+
+const struct backend_kind backend_kind_lexical = {
+	.name		= "lexical",
+	.remote		= 0,
+	.answer		= lexical_answer,
+};

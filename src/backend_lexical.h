@@ -11,6 +11,12 @@
 
 #include <json-c/json.h>
 
+#include "backend.h"
+
+/* The kind: built in, no replicas; answers with the functions below,
+ * the state read as lexical_distribution() says, and reports usage. */
+extern const struct backend_kind backend_kind_lexical;
+
 /* Fills p[0..n-1] (n = question_arity, order of question.h) with a
  * normalised distribution, every value > 0, for one validated question
  * given the state text (a string state as is, an object or array state as

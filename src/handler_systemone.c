@@ -21,7 +21,6 @@
 #include "store.h"
 #include "template.h"
 
-#define DEFAULT_MODEL	"jev-latest"
 #define SLUG_MAX	MODEL_NAME_SIZE	/* x_schema.id, x_template.id */
 
 /* One evaluation's working set; eval_clear() releases it. */
@@ -222,7 +221,7 @@ parse(struct req *r, struct eval *ev, struct error *e)
 
 	if ((ev->body = req_json_object(r, e)) == NULL)
 		return -1;
-	ev->model = DEFAULT_MODEL;
+	ev->model = SYSTEMONE_DEFAULT_MODEL;
 	if (json_object_object_get_ex(ev->body, "model", &model) &&
 	    model != NULL) {
 		if (!json_object_is_type(model, json_type_string))

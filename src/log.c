@@ -33,7 +33,7 @@ log_repeat_step(struct log_repeat *r, const char *line, int64_t now_us,
 
 /* Writes one message; a warning identical to the one before is counted
  * instead (info lines each mark one event, and are all written). */
-static void
+static void __attribute__((format(printf, 3, 0)))
 log_line(const char *level, int counted, const char *fmt, va_list ap)
 {
 	struct timespec	 ts;

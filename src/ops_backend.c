@@ -10,46 +10,23 @@
 #include "ops_internal.h"
 #include "store.h"
 
-/* What a kind of backend needs besides its name: built-in kinds have no
- * replicas, remote ones 1 to BACKEND_MAX_URLS.  A kind is accepted when
- * it is both here and in backend.c's table (which runs it). */
-static const struct kind_rule {
-	const char	*kind;
-	int		 remote;
-} kind_rules[] = {
-	{ "lexical", 0 },
-	{ "systemone", 1 },
-};
-#define NKIND_RULES (sizeof(kind_rules) / sizeof(kind_rules[0]))
-
 static const char *const url_schemes[] = { "http://", "https://" };
 #define NURL_SCHEMES (sizeof(url_schemes) / sizeof(url_schemes[0]))
 
-static const struct kind_rule *
-kind_rule(const char *kind)
-{
-	size_t i;
-
-	for (i = 0; i < NKIND_RULES; i++)
-		if (strcmp(kind_rules[i].kind, kind) == 0)
-			return &kind_rules[i];
-	return NULL;
-}
-
+/* The kind named kind, or a validation error listing the kinds. */
 static int
-check_kind(const char *kind, const struct kind_rule **rule,
+check_kind(const char *kind, const struct backend_kind **k,
     struct error *e)
 {
-	char	 names[128] = "";
-	size_t	 i;
+	const struct backend_kind	*o;
+	char				 names[128] = "";
+	size_t				 i;
 
-	if ((*rule = kind_rule(kind)) != NULL && backend_kind_known(kind))
+	if ((*k = backend_kind_find(kind)) != NULL)
 		return 0;
-	for (i = 0; i < NKIND_RULES; i++)
-		if (backend_kind_known(kind_rules[i].kind))
-			snprintf(names + strlen(names), sizeof(names) -
-			    strlen(names), "%s%s", *names ? ", " : "",
-			    kind_rules[i].kind);
+	for (i = 0; (o = backend_kind_at(i)) != NULL; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names),
+		    "%s%s", *names ? ", " : "", o->name);
 	return error_set(e, ERR_VALIDATION, "kind", "must be one of: %s",
 	    names);
 }
@@ -82,10 +59,11 @@ check_url(const char *field, const char *url, struct error *e)
 	return 0;
 }
 
-/* urls into b: refused for built-in kinds, 1..BACKEND_MAX_URLS distinct
- * URLs for remote ones, stored without trailing '/'. */
+/* urls into b: as many as the kind k takes (none for built-in kinds,
+ * 1..BACKEND_MAX_URLS for remote ones), distinct, stored without
+ * trailing '/'. */
 static int
-backend_urls(json_object *in, const struct kind_rule *rule,
+backend_urls(json_object *in, const struct backend_kind *k,
     struct backend *b, struct error *e)
 {
 	json_object	*urls = NULL, *u;
@@ -98,12 +76,8 @@ backend_urls(json_object *in, const struct kind_rule *rule,
 			    "must be an array of URLs");
 		n = json_object_array_length(urls);
 	}
-	if (!rule->remote && n > 0)
-		return error_set(e, ERR_VALIDATION, "urls", "a %s backend is "
-		    "built in and has no replicas", rule->kind);
-	if (rule->remote && (n == 0 || n > BACKEND_MAX_URLS))
-		return error_set(e, ERR_VALIDATION, "urls", "a %s backend "
-		    "needs 1 to %d replica URLs", rule->kind, BACKEND_MAX_URLS);
+	if (backend_check_replicas(k, n, e) == -1)
+		return -1;
 	for (i = 0; i < n; i++) {
 		snprintf(field, sizeof(field), "urls[%zu]", i);
 		u = json_object_array_get_idx(urls, i);
@@ -183,16 +157,16 @@ int
 op_backend_add(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
-	struct backend		 b;
-	const struct kind_rule	*rule;
-	const char		*name, *kind;
+	struct backend			 b;
+	const struct backend_kind	*k;
+	const char			*name, *kind;
 
 	memset(&b, 0, sizeof(b));
 	if (ju_req_str(in, "name", NAME_MAX_LEN, &name, e) == -1 ||
 	    ops_check_name("name", name, e) == -1 ||
 	    ju_req_str(in, "kind", sizeof(b.kind) - 1, &kind, e) == -1 ||
-	    check_kind(kind, &rule, e) == -1 ||
-	    backend_urls(in, rule, &b, e) == -1 ||
+	    check_kind(kind, &k, e) == -1 ||
+	    backend_urls(in, k, &b, e) == -1 ||
 	    opt_copy(in, "model", b.model, sizeof(b.model), e) == -1 ||
 	    opt_copy(in, "auth_env", b.auth_env, sizeof(b.auth_env), e) == -1 ||
 	    opt_copy(in, "description", b.description, sizeof(b.description),
@@ -212,6 +186,10 @@ op_backend_add(struct op_ctx *c, json_object *in, json_object **out,
 	snprintf(b.name, sizeof(b.name), "%s", name);
 	snprintf(b.kind, sizeof(b.kind), "%s", kind);
 	b.enabled = 1;
+	/* A kind's own options (k->options) are read from in here, once
+	 * the backends table keeps them; the kind checks the rest. */
+	if (backend_check_add(k, in, &b, e) == -1)
+		return -1;
 	if (store_backend_insert(c->st, &b, e) == -1)
 		return -1;
 	*out = backend_json(&b);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "json_util.h"
 #include "ops_internal.h"
 #include "question.h"
@@ -74,6 +75,8 @@ op_schema_publish(struct op_ctx *c, json_object *in, json_object **out,
 	if ((rc = store_backend_by_name(c->st, backend, &b, e)) != 1)
 		return rc == -1 ? -1 : error_set(e, ERR_VALIDATION, "backend",
 		    "no backend named '%s'", backend);
+	if (backend_check_schema(&b, questions, e) == -1)
+		return -1;
 	snprintf(v.slug, sizeof(v.slug), "%s", slug);
 	question_fingerprint(questions, v.fingerprint);
 	v.backend_id = b.id;

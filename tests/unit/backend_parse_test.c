@@ -9,7 +9,8 @@
 #include <json-c/json.h>
 
 #include "backend.h"
-#include "backend_http.h"
+#include "backend_lexical.h"
+#include "backend_systemone.h"
 #include "tap.h"
 
 #define EPS	1e-12
@@ -326,10 +327,17 @@ test_kinds(void)
 	double			 sum;
 	size_t			 i, j, arity[3] = { 3, 3, 2 };
 
-	ok(backend_kind_known("lexical") && backend_kind_known("systemone"),
+	ok(backend_kind_find("lexical") == &backend_kind_lexical &&
+	    backend_kind_find("systemone") == &backend_kind_systemone,
 	    "kinds lexical and systemone known");
-	ok(!backend_kind_known("openai") && !backend_kind_known("") &&
-	    !backend_kind_known(NULL), "others unknown");
+	ok(!backend_kind_find("lexical")->remote &&
+	    backend_kind_find("systemone")->remote, "  systemone is remote");
+	ok(backend_kind_at(0) == &backend_kind_lexical &&
+	    backend_kind_at(1) == &backend_kind_systemone &&
+	    backend_kind_at(2) == NULL, "  listed in that order");
+	ok(backend_kind_find("openai") == NULL &&
+	    backend_kind_find("") == NULL && backend_kind_find(NULL) == NULL,
+	    "others unknown");
 
 	memset(&b, 0, sizeof(b));
 	snprintf(b.name, sizeof(b.name), "offline");
