@@ -20,13 +20,28 @@
 /* The file's layout.  magic is written last when a file is set up, under
  * flock(), so a creator that died half way leaves magic 0: set up
  * again by the next. */
+struct shm_probe {
+	uint64_t	 key;		/* hash of the replica; 0 free */
+	int64_t	 	 at_ms;		/* the last probe let through */
+};
+
+struct shm_budget {
+	uint64_t	 key;		/* hash of the key prefix; 0 free */
+	int64_t		 since_ms;	/* the minute counted began */
+	int64_t		 runs;		/* in it */
+};
+
 struct shm_file {
 	uint32_t		 magic;
 	uint32_t		 version;	/* SHM_VERSION */
 	uint64_t		 nslots;
 	pthread_mutex_t		 lock;		/* robust, process-shared */
+	struct shm_probe	 probes[SHM_PROBES];
+	struct shm_budget	 budgets[SHM_BUDGETS];
 	struct shm_worker	 slots[];	/* nslots of them */
 };
+
+static struct shm	*host;		/* the process's mapping, or NULL */
 
 struct shm {
 	char			 path[4096];
@@ -334,4 +349,126 @@ shm_reap(struct shm *m)
 			freed++;
 		}
 	return freed;
+}
+
+void
+shm_set_host(struct shm *m)
+{
+	host = m;
+}
+
+struct shm *
+shm_host(void)
+{
+	return host;
+}
+
+int
+shm_inflight_take(struct shm *m, int64_t backend_id, long limit)
+{
+	struct shm_worker	*w;
+	size_t			 i, n, busy = 0;
+	int			 pass;
+
+	if (m == NULL || shm_lock(m) == -1)
+		return 1;
+	if (m->self == NULL) {		/* no slot: nothing to count in */
+		shm_unlock(m);
+		return 1;
+	}
+	w = shm_slots(m, &n);
+	/* Count; when full, free the slots of the dead and count again. */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0, busy = 0; i < n; i++)
+			busy += w[i].pid != 0 && w[i].backend_id == backend_id &&
+			    &w[i] != m->self;
+		if (busy < (size_t)limit || pass == 1 || shm_reap(m) == 0)
+			break;
+	}
+	if (busy < (size_t)limit)
+		m->self->backend_id = backend_id;
+	shm_unlock(m);
+	return busy < (size_t)limit;
+}
+
+void
+shm_inflight_give(struct shm *m)
+{
+	if (m == NULL || m->self == NULL || shm_lock(m) == -1)
+		return;
+	m->self->backend_id = 0;
+	shm_unlock(m);
+}
+
+/* FNV-1a of s, never 0 (0 marks a free entry). */
+static uint64_t
+hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h != 0 ? h : 1;
+}
+
+int
+shm_probe_claim(struct shm *m, const char *key, int64_t now_ms,
+    int64_t period_ms)
+{
+	struct shm_probe	*p, *oldest;
+	uint64_t		 h = hash(key);
+	int			 ok = 1;
+
+	if (m == NULL || shm_lock(m) == -1)
+		return 1;
+	oldest = &m->f->probes[0];
+	for (p = m->f->probes; p < m->f->probes + SHM_PROBES; p++) {
+		if (p->key == h)
+			break;
+		if (p->key == 0 || p->at_ms < oldest->at_ms)
+			oldest = p;	/* a free entry is the oldest */
+	}
+	if (p == m->f->probes + SHM_PROBES) {
+		p = oldest;
+		p->at_ms = INT64_MIN;
+		p->key = h;
+	}
+	if (p->at_ms != INT64_MIN && now_ms - p->at_ms < period_ms)
+		ok = 0;
+	else
+		p->at_ms = now_ms;
+	shm_unlock(m);
+	return ok;
+}
+
+int
+shm_budget_take(struct shm *m, const char *key, int64_t now_ms, long limit)
+{
+	struct shm_budget	*b, *oldest;
+	uint64_t		 h = hash(key);
+	int			 ok;
+
+	if (m == NULL || shm_lock(m) == -1)
+		return 1;
+	oldest = &m->f->budgets[0];
+	for (b = m->f->budgets; b < m->f->budgets + SHM_BUDGETS; b++) {
+		if (b->key == h)
+			break;
+		if (b->key == 0 || b->since_ms < oldest->since_ms)
+			oldest = b;
+	}
+	if (b == m->f->budgets + SHM_BUDGETS) {
+		b = oldest;		/* the least recent budget gives way */
+		b->runs = 0;
+		b->since_ms = now_ms;
+		b->key = h;
+	}
+	if (now_ms - b->since_ms >= 60000 || now_ms < b->since_ms) {
+		b->since_ms = now_ms;	/* a new minute */
+		b->runs = 0;
+	}
+	if ((ok = b->runs < limit))
+		b->runs++;
+	shm_unlock(m);
+	return ok;
 }

@@ -8,7 +8,8 @@
  * matters: every process notices (shm_maintain) and maps a new one.
  *
  * The layout is fixed and versioned: a header, one robust
- * process-shared mutex, then SHM_SLOTS(workers) worker slots.  A file of
+ * process-shared mutex, the tables of the counters below, then
+ * SHM_SLOTS(workers) worker slots.  A file of
  * another version or size is not reused: it is unlinked and a new one
  * made, so processes of two versions never share a layout.  A slot is
  * owned by a process (pid and start time, against pid reuse) and freed
@@ -25,7 +26,9 @@
 
 #include "error.h"
 
-#define SHM_VERSION	1
+#define SHM_VERSION	2
+#define SHM_PROBES	64	/* replicas whose probe is remembered */
+#define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
 /* Slots for workers: the pool, the internal listener's, the console, and
  * processes being replaced while their successors start. */
 #define SHM_SLOTS(workers)	(2 * (size_t)(workers) + 16)
@@ -56,6 +59,30 @@ int		 shm_maintain(struct shm *m);
  * is unusable (the file is then unlinked, for the next shm_maintain). */
 int		 shm_lock(struct shm *m);
 void		 shm_unlock(struct shm *m);
+
+/* The counters the host shares.  Each takes the lock itself, and with
+ * no mapping (m NULL) allows what it is asked, as a host without the
+ * file would: these limits protect the host, they are not a contract.
+ *
+ * In flight: this process is calling backend_id (> 0) if fewer than
+ * limit live processes are: 1 taken (recorded in its slot), 0 full.  A
+ * process killed in the call is not counted once it is gone. */
+int		 shm_inflight_take(struct shm *m, int64_t backend_id,
+		    long limit);
+void		 shm_inflight_give(struct shm *m);
+/* One probe per period: 1 if no probe of key was let through in the
+ * period_ms before now_ms (this one is recorded), else 0. */
+int		 shm_probe_claim(struct shm *m, const char *key, int64_t now_ms,
+		    int64_t period_ms);
+/* A budget of runs per minute: 1 if key has run fewer than limit times
+ * in the minute since its count began (this run is counted), else 0. */
+int		 shm_budget_take(struct shm *m, const char *key, int64_t now_ms,
+		    long limit);
+
+/* The process's mapping, for the modules that count in it: set once
+ * at start by the worker; NULL where there is none (the console). */
+void		 shm_set_host(struct shm *m);
+struct shm	*shm_host(void);
 
 /* Under the lock: this process's slot, and every slot (n of them). */
 struct shm_worker *shm_self(struct shm *m);

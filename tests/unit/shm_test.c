@@ -18,7 +18,8 @@
 static char path[256];
 
 /* A child that attaches, says so through the pipe, then does what = 'w'
- * (wait to be killed) or 'l' (takes the lock, then waits). */
+ * (wait to be killed), 'l' (takes the lock, then waits) or 'i' (takes
+ * the in-flight count of backend 7, limit 1, then waits). */
 static pid_t
 child(char what)
 {
@@ -32,7 +33,8 @@ child(char what)
 		struct error	 e = { 0 };
 		struct shm	*m = shm_attach(path, 4, 0600, &e);
 
-		if (m == NULL || (what == 'l' && shm_lock(m) == -1))
+		if (m == NULL || (what == 'l' && shm_lock(m) == -1) ||
+		    (what == 'i' && shm_inflight_take(m, 7, 1) != 1))
 			_exit(1);
 		(void)write(fds[1], "x", 1);
 		pause();
@@ -123,6 +125,40 @@ main(void)
 	    "unchanged: nothing is mapped again");
 	shm_detach(m2);
 	ok(taken(m) == 1, "detach frees the slot");
+
+	/* The counters. */
+	a = child('i');
+	ok(a > 0, "a child calls backend 7 (limit 1)");
+	ok(shm_inflight_take(m, 7, 1) == 0, "limit 1: a second call to 7 is "
+	    "refused");
+	ok(shm_inflight_take(m, 8, 1) == 1, "another backend is not");
+	shm_inflight_give(m);
+	ok(shm_inflight_take(m, 7, 2) == 1, "limit 2: the second is let in");
+	shm_inflight_give(m);
+	kill_wait(a);
+	ok(shm_inflight_take(m, 7, 1) == 1, "the child killed in its call: "
+	    "its count is freed");
+	shm_inflight_give(m);
+	ok(shm_inflight_take(NULL, 7, 1) == 1, "no mapping: allowed");
+
+	ok(shm_probe_claim(m, "http://a", 1000, 30000) == 1,
+	    "the first probe of a replica is let through");
+	ok(shm_probe_claim(m, "http://a", 20000, 30000) == 0,
+	    "a second within the period is not");
+	ok(shm_probe_claim(m, "http://b", 20000, 30000) == 1,
+	    "another replica has its own");
+	ok(shm_probe_claim(m, "http://a", 31000, 30000) == 1,
+	    "after the period, the next probe");
+
+	for (n = 0; n < 20 && shm_budget_take(m, "abcd1234", 5000, 10); n++)
+		;
+	ok(n == 10, "a budget of 10 runs a minute allows 10 (%zu)", n);
+	ok(shm_budget_take(m, "efgh5678", 5000, 10) == 1,
+	    "another prefix has its own budget");
+	ok(shm_budget_take(m, "abcd1234", 64999, 10) == 0,
+	    "still spent within the minute");
+	ok(shm_budget_take(m, "abcd1234", 65000, 10) == 1,
+	    "a minute later, a new budget");
 
 	/* Replaced by a file of another layout: not reused. */
 	shm_detach(m);
