@@ -1,10 +1,12 @@
--- schema.sql: every table of the evalgate database (version 3).
+-- schema.sql: every table of the evalgate database.
 --
 -- evalgate-admin init applies this to a new database as step 1 and
 -- sets PRAGMA user_version; sql/migrate-N.sql takes a database from
 -- version N - 1 to N, and a new one runs them too (they are no-ops where
 -- this file already has what they add; the catalog generation's
--- triggers are in sql/migrate-3.sql only).
+-- triggers are in sql/migrate-3.sql only, and the columns that
+-- sql/migrate-4.sql adds, which SQLite cannot add only if missing, are
+-- not here: api_keys.secret_check, backends.max_in_flight).
 -- Times are integers: seconds since the epoch (UTC) unless named *_ms.
 -- The cache file (admission rows, key memo, cool-downs) is created by
 -- sql/cache.sql, not here: it may be deleted at any time.

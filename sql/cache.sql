@@ -1,8 +1,7 @@
 -- cache.sql: the tables of the cache file, attached as "cache".
 --
 -- The cache holds what may be lost without harm (design.md section 8):
--- the verified-key memo, failed attempts, the admission rows and the
--- replica cool-downs.  It may be deleted at any time: every process runs
+-- the verified-key memo, the admission rows and the replica cool-downs.  It may be deleted at any time: every process runs
 -- this when it opens its connection, so each statement is idempotent.
 
 CREATE TABLE IF NOT EXISTS cache.key_memo (
@@ -11,12 +10,8 @@ CREATE TABLE IF NOT EXISTS cache.key_memo (
 	at_ms		INTEGER NOT NULL
 ) WITHOUT ROWID;
 
-CREATE TABLE IF NOT EXISTS cache.auth_failures (
-	prefix		TEXT NOT NULL,
-	at_ms		INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS cache.auth_failures_prefix
-	ON auth_failures(prefix, at_ms);
+DROP TABLE IF EXISTS cache.auth_failures;	-- the argon2id budget is in
+						-- the shared memory now
 
 -- Per application: the GCRA arrival time and the running total of the
 -- day's quota units (store_quota.c); one row, so one page written per

@@ -11,6 +11,7 @@
 #include "auth.h"
 #include "clock.h"
 #include "log.h"
+#include "shm.h"
 #include "store.h"
 
 #define MEMO_SLOTS 64
@@ -20,6 +21,7 @@ _Static_assert(MODEL_KEY_HASH_SIZE >= crypto_pwhash_STRBYTES,
 
 static unsigned char	pepper[32];	/* server secret, from the file */
 static unsigned char	memo_key[32];	/* derived from the pepper */
+static unsigned char	check_key[32];	/* derived from the pepper */
 static int		have_pepper;
 static unsigned long	hash_count;
 static struct {
@@ -64,6 +66,9 @@ auth_init(const char *path, struct error *e)
 	sodium_memzero(hex, sizeof(hex));
 	crypto_generichash(memo_key, sizeof(memo_key),
 	    (const unsigned char *)"evalgate key memo v1", 20, pepper,
+	    sizeof(pepper));
+	crypto_generichash(check_key, sizeof(check_key),
+	    (const unsigned char *)"evalgate key check v1", 21, pepper,
 	    sizeof(pepper));
 	have_pepper = 1;
 	return 0;
@@ -138,6 +143,15 @@ random_chars(char *out, size_t n, const char *set, uint32_t setlen)
 	out[n] = '\0';
 }
 
+/* The keyed hash a key row keeps of its secret, to refuse a wrong one
+ * without argon2id (design.md section 16, item 4). */
+static void
+secret_check(const char *secret, unsigned char out[32])
+{
+	crypto_generichash(out, 32, (const unsigned char *)secret,
+	    strlen(secret), check_key, sizeof(check_key));
+}
+
 /* The password given to argon2id: HMAC-SHA-256(pepper, secret). */
 static void
 peppered(const char *secret, unsigned char out[32])
@@ -159,6 +173,8 @@ auth_issue(char key[AUTH_KEY_LEN + 1], struct key_row *row, struct error *e)
 	    "abcdefghijklmnopqrstuvwxyz0123456789", 36);
 	random_chars(secret, AUTH_SECRET_LEN, base62, 62);
 	peppered(secret, pw);
+	secret_check(secret, row->check);
+	row->has_check = 1;
 	rc = crypto_pwhash_str(row->hash, (const char *)pw, sizeof(pw),
 	    AUTH_OPSLIMIT, AUTH_MEMLIMIT);
 	snprintf(key, AUTH_KEY_LEN + 1, "svc_%s_%s", row->prefix, secret);
@@ -199,15 +215,23 @@ memo_put(const unsigned char mac[32], const char *prefix)
 	memo_next = (memo_next + 1) % MEMO_SLOTS;
 }
 
-/* Verifies the secret against the stored hash, once per key: 1 right,
- * 0 wrong, -1 argon2id failed (e set). */
+/* Verifies the secret, once per key: 1 right, 0 wrong, -1 argon2id
+ * failed (e set).  A key row with a keyed hash refuses a secret that
+ * does not match it at once: a flood of wrong secrets runs no argon2id
+ * and cannot crowd out the right one, which always reaches argon2id (or
+ * the memo).  A row from before the keyed hash has a budget of
+ * AUTH_MAX_FAILURES argon2id runs a minute for its prefix, host-wide;
+ * its first success stores the keyed hash, and the budget is over. */
 static int
 verify(struct store *st, const char *token, const char *secret,
     const struct key_row *k, int64_t now, struct error *e)
 {
-	unsigned char	mac[32], pw[32];
+	unsigned char	mac[32], pw[32], check[32];
 	int		rc;
 
+	secret_check(secret, check);
+	if (k->has_check && sodium_memcmp(check, k->check, 32) != 0)
+		return 0;
 	crypto_generichash(mac, sizeof(mac), (const unsigned char *)token,
 	    strlen(token), memo_key, sizeof(memo_key));
 	if (memo_has(mac, k->prefix))
@@ -216,8 +240,8 @@ verify(struct store *st, const char *token, const char *secret,
 		memo_put(mac, k->prefix);
 		return 1;
 	}
-	if (store_auth_failures(st, k->prefix, now - 60000) >=
-	    AUTH_MAX_FAILURES)
+	if (!k->has_check && !shm_budget_take(shm_host(), k->prefix, now,
+	    AUTH_MAX_FAILURES))
 		return 0;
 	peppered(secret, pw);
 	hash_count++;
@@ -228,6 +252,12 @@ verify(struct store *st, const char *token, const char *secret,
 	if (rc == 0) {
 		memo_put(mac, k->prefix);
 		store_memo_put(st, mac, k->prefix, now);
+		if (!k->has_check && store_key_set_check(st, k->prefix, check,
+		    e) == -1) {
+			log_warn("auth: keyed hash of key %s not stored: %s",
+			    k->prefix, e->message);
+			error_clear(e);
+		}
 		return 1;
 	}
 	/* libsodium sets EINVAL for a mismatch; anything else is argon2id
@@ -238,7 +268,6 @@ verify(struct store *st, const char *token, const char *secret,
 		    "cannot verify the key now; try again");
 		return -1;
 	}
-	store_auth_failure(st, k->prefix, now);
 	return 0;
 }
 

@@ -1,9 +1,12 @@
 /* auth.h: API keys "svc_<prefix>_<secret>": issuing, parsing, verifying.
  *
- * The database keeps argon2id(HMAC-SHA-256(pepper, secret)).  A verified
- * key is remembered under a keyed BLAKE2b of the whole token, in this
- * process and in the cache file, so argon2id runs once per key, not once
- * per request; revocation and expiry are still read on every request. */
+ * The database keeps argon2id(HMAC-SHA-256(pepper, secret)) and a keyed
+ * BLAKE2b of the secret, which refuses a wrong secret without argon2id
+ * (so that a flood of them can neither cost argon2id nor lock the right
+ * key out).  A verified key is remembered under a keyed BLAKE2b of the
+ * whole token, in this process and in the cache file, so argon2id runs
+ * once per key, not once per request; revocation and expiry are still
+ * read on every request. */
 #ifndef EVALGATE_AUTH_H
 #define EVALGATE_AUTH_H
 
@@ -20,8 +23,10 @@ struct store;
 /* argon2id cost: OWASP's minimum for argon2id is m=19 MiB, t=2. */
 #define AUTH_OPSLIMIT	2
 #define AUTH_MEMLIMIT	(19UL * 1024 * 1024)
-/* Failed secrets per prefix per minute before the prefix is refused
- * without hashing. */
+/* argon2id runs per minute for the prefix of a key whose row has no
+ * keyed hash yet (issued before it existed), host-wide; beyond, its
+ * secrets are refused without hashing.  A key with a keyed hash needs
+ * no budget: a wrong secret never reaches argon2id. */
 #define AUTH_MAX_FAILURES 10
 
 /* Reads the pepper (64 hex digits; refused if group or others may read

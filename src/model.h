@@ -47,6 +47,8 @@ struct key_row {
 	int64_t	created_at;		/* epoch seconds */
 	int64_t	expires_at;		/* 0: never */
 	int64_t	revoked_at;		/* 0: not revoked */
+	unsigned char check[32];	/* keyed BLAKE2b of the secret */
+	int	has_check;		/* 0: a key from before it existed */
 };
 
 /* Backends (design.md section 7). */
@@ -62,6 +64,7 @@ struct backend {
 	char	release_date[16];	/* YYYY-MM-DD or "" */
 	int	enabled;
 	int64_t	timeout_ms;		/* 0: SERVICE_BACKEND_TIMEOUT_MS */
+	int64_t	max_in_flight;		/* 0: half of SERVICE_WORKERS */
 	size_t	nurls;
 	char	urls[BACKEND_MAX_URLS][512];	/* replicas, in order */
 };

@@ -78,26 +78,29 @@ int	 store_key_by_prefix(struct store *st, const char *prefix,
 	    struct key_row *k, struct error *e);
 int	 store_key_revoke(struct store *st, const char *prefix, int64_t now,
 	    struct error *e);
+/* Stores the keyed hash of a key's secret, if the row has none yet (a
+ * key issued before it existed), in a transaction of its own. */
+int	 store_key_set_check(struct store *st, const char *prefix,
+	    const unsigned char check[32], struct error *e);
 int	 store_key_each(struct store *st, int64_t app_id /* 0: all */,
 	    void (*fn)(const struct key_row *, const char *app, void *),
 	    void *arg, struct error *e);
 
-/* The verified-key memo and failed-attempt counts (cache file).  These
- * never fail the request: the cache is an optimisation. */
+/* The verified-key memo (cache file).  It never fails the request: the
+ * cache is an optimisation. */
 int	 store_memo_has(struct store *st, const unsigned char mac[32],
 	    const char *prefix);
 void	 store_memo_put(struct store *st, const unsigned char mac[32],
 	    const char *prefix, int64_t now_ms);
-long	 store_auth_failures(struct store *st, const char *prefix,
-	    int64_t since_ms);
-void	 store_auth_failure(struct store *st, const char *prefix,
-	    int64_t now_ms);
 
 /* Backends (design.md section 7). */
 int	 store_backend_insert(struct store *st, struct backend *b,
 	    struct error *e);
 int	 store_backend_set_enabled(struct store *st, const char *name,
 	    int enabled, struct error *e);	/* 1 done, 0 no such */
+/* max_in_flight 0: the default (half of SERVICE_WORKERS). */
+int	 store_backend_set_max_in_flight(struct store *st, const char *name,
+	    int64_t max_in_flight, struct error *e);	/* 1 done, 0 no such */
 int	 store_backend_by_name(struct store *st, const char *name,
 	    struct backend *b, struct error *e);
 int	 store_backend_by_id(struct store *st, int64_t id, struct backend *b,

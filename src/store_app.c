@@ -124,6 +124,10 @@ read_key(sqlite3_stmt *stmt, void *out)
 	k->created_at = sqlite3_column_int64(stmt, 3);
 	k->expires_at = sqlite3_column_int64(stmt, 4);
 	k->revoked_at = sqlite3_column_int64(stmt, 5);
+	if (sqlite3_column_bytes(stmt, 6) == (int)sizeof(k->check)) {
+		memcpy(k->check, sqlite3_column_blob(stmt, 6), sizeof(k->check));
+		k->has_check = 1;
+	}
 }
 
 int
@@ -138,7 +142,30 @@ store_key_insert(struct store *st, const struct key_row *k, struct error *e)
 	sqlite3_bind_text(stmt, 3, k->hash, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 4, k->created_at);
 	store_bind_optional(stmt, 5, k->expires_at);
+	if (k->has_check)
+		sqlite3_bind_blob(stmt, 6, k->check, sizeof(k->check),
+		    SQLITE_STATIC);
 	return store_exec_stmt(st, stmt, e, "insert key");
+}
+
+int
+store_key_set_check(struct store *st, const char *prefix,
+    const unsigned char check[32], struct error *e)
+{
+	sqlite3_stmt *stmt;
+
+	if (store_begin(st, e) == -1)
+		return -1;
+	if ((stmt = store_stmt(st, STMT_KEY_SET_CHECK, e)) == NULL)
+		goto fail;
+	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
+	sqlite3_bind_blob(stmt, 2, check, 32, SQLITE_STATIC);
+	if (store_exec_stmt(st, stmt, e, "key check") == 0 &&
+	    store_commit(st, e) == 0)
+		return 0;
+fail:
+	store_rollback(st);
+	return -1;
 }
 
 int
@@ -187,7 +214,7 @@ store_key_each(struct store *st, int64_t app_id,
 	sqlite3_bind_int64(stmt, 1, app_id);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		read_key(stmt, &k);
-		fn(&k, (const char *)sqlite3_column_text(stmt, 6), arg);
+		fn(&k, (const char *)sqlite3_column_text(stmt, 7), arg);
 	}
 	sqlite3_reset(stmt);
 	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "keys");
@@ -224,43 +251,6 @@ store_memo_put(struct store *st, const unsigned char mac[32],
 		sqlite3_bind_text(stmt, 2, prefix, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(stmt, 3, now_ms);
 		store_exec_stmt(st, stmt, &e, "key memo");
-	}
-	error_clear(&e);
-}
-
-long
-store_auth_failures(struct store *st, const char *prefix, int64_t since_ms)
-{
-	struct error	 e = { 0 };
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_FAILURES, &e);
-	long		 n = 0;
-
-	error_clear(&e);
-	if (stmt == NULL)
-		return 0;
-	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 2, since_ms);
-	if (sqlite3_step(stmt) == SQLITE_ROW)
-		n = (long)sqlite3_column_int64(stmt, 0);
-	sqlite3_reset(stmt);
-	return n;
-}
-
-void
-store_auth_failure(struct store *st, const char *prefix, int64_t now_ms)
-{
-	struct error	 e = { 0 };
-	sqlite3_stmt	*stmt;
-
-	store_read_end(st);	/* a write must not upgrade a stale snapshot */
-	if ((stmt = store_stmt(st, STMT_FAILURE_PRUNE, &e)) != NULL) {
-		sqlite3_bind_int64(stmt, 1, now_ms - 3600 * 1000);
-		store_exec_stmt(st, stmt, &e, "prune failures");
-	}
-	if ((stmt = store_stmt(st, STMT_FAILURE_ADD, &e)) != NULL) {
-		sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(stmt, 2, now_ms);
-		store_exec_stmt(st, stmt, &e, "failure");
 	}
 	error_clear(&e);
 }

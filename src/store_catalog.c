@@ -101,6 +101,7 @@ read_backend(sqlite3_stmt *stmt, void *out)
 	store_col_text(stmt, 6, b->release_date, sizeof(b->release_date));
 	b->enabled = sqlite3_column_int(stmt, 7);
 	b->timeout_ms = sqlite3_column_int64(stmt, 8);
+	b->max_in_flight = sqlite3_column_int64(stmt, 9);
 }
 
 /* Fills b->urls from backend_replicas, in position order. */
@@ -142,6 +143,7 @@ store_backend_insert(struct store *st, struct backend *b, struct error *e)
 	sqlite3_bind_int(stmt, 7, b->enabled);
 	store_bind_optional(stmt, 8, b->timeout_ms);
 	sqlite3_bind_int64(stmt, 9, clock_now_ms() / 1000);
+	store_bind_optional(stmt, 10, b->max_in_flight);
 	rc = sqlite3_step(stmt);
 	sqlite3_reset(stmt);
 	if ((rc & 0xff) == SQLITE_CONSTRAINT)
@@ -173,6 +175,19 @@ store_backend_set_enabled(struct store *st, const char *name, int enabled,
 	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_int(stmt, 2, enabled != 0);
 	return exec_changes(st, stmt, e, "enable backend");
+}
+
+int
+store_backend_set_max_in_flight(struct store *st, const char *name,
+    int64_t max_in_flight, struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_SET_MAX_IN_FLIGHT, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+	store_bind_optional(stmt, 2, max_in_flight);
+	return exec_changes(st, stmt, e, "backend in-flight limit");
 }
 
 /* A one-backend lookup on a bound statement, replicas included. */

@@ -12,6 +12,7 @@ extern const char schema_sql[];		/* schema.sql: every table */
 extern const char cache_sql[];		/* sql/cache.sql */
 extern const char migrate_2_sql[];	/* sql/migrate-2.sql */
 extern const char migrate_3_sql[];	/* sql/migrate-3.sql */
+extern const char migrate_4_sql[];	/* sql/migrate-4.sql */
 
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_WAL_LIMIT	(4 << 20)	/* bytes a WAL is cut back to */
@@ -41,12 +42,10 @@ enum stmt {
 	STMT_KEY_INSERT,
 	STMT_KEY_BY_PREFIX,
 	STMT_KEY_REVOKE,
+	STMT_KEY_SET_CHECK,
 	STMT_KEY_ALL,
 	STMT_MEMO_HAS,
 	STMT_MEMO_PUT,
-	STMT_FAILURES,
-	STMT_FAILURE_ADD,
-	STMT_FAILURE_PRUNE,
 	/* Replica cool-downs (store_cache.c). */
 	STMT_COOLDOWN_GET,
 	STMT_COOLDOWN_PUT,
@@ -61,6 +60,7 @@ enum stmt {
 	STMT_REPLICA_INSERT,
 	STMT_REPLICAS,
 	STMT_BACKEND_ENABLE,
+	STMT_BACKEND_SET_MAX_IN_FLIGHT,
 	STMT_BACKEND_BY_NAME,
 	STMT_BACKEND_BY_ID,
 	STMT_BACKEND_ALL,

@@ -10,9 +10,10 @@
 
 #define APP_COLS "id, name, log_state, is_admin, rate_per_minute," \
 	" daily_quota, created_at"
-#define KEY_COLS "prefix, app_id, hash, created_at, expires_at, revoked_at"
+#define KEY_COLS "prefix, app_id, hash, created_at, expires_at, revoked_at," \
+	" secret_check"
 #define BACKEND_COLS "id, name, kind, model, auth_env, description," \
-	" release_date, enabled, timeout_ms"
+	" release_date, enabled, timeout_ms, max_in_flight"
 #define VERSION_COLS "v.schema_id, s.slug, v.version, v.questions," \
 	" v.fingerprint, v.backend_id, v.temperature, v.abstain_threshold," \
 	" v.created_at FROM schema_versions v JOIN schemas s" \
@@ -48,7 +49,10 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_APP_ALL] = "SELECT " APP_COLS " FROM applications ORDER BY name",
 	[STMT_KEY_INSERT] =
 	    "INSERT INTO api_keys (" KEY_COLS ")"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, NULL)",
+	    " VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6)",
+	[STMT_KEY_SET_CHECK] =
+	    "UPDATE api_keys SET secret_check = ?2"
+	    " WHERE prefix = ?1 AND secret_check IS NULL",
 	[STMT_KEY_BY_PREFIX] =
 	    "SELECT " KEY_COLS " FROM api_keys WHERE prefix = ?1",
 	[STMT_KEY_REVOKE] =
@@ -56,7 +60,7 @@ const char *const store_sql[STMT__MAX] = {
 	    " WHERE prefix = ?1",
 	[STMT_KEY_ALL] =
 	    "SELECT k.prefix, k.app_id, k.hash, k.created_at, k.expires_at,"
-	    " k.revoked_at, a.name FROM api_keys k"
+	    " k.revoked_at, k.secret_check, a.name FROM api_keys k"
 	    " JOIN applications a ON a.id = k.app_id"
 	    " WHERE ?1 = 0 OR k.app_id = ?1"
 	    " ORDER BY a.name, k.created_at, k.prefix",
@@ -65,17 +69,6 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_MEMO_PUT] =
 	    "INSERT OR REPLACE INTO cache.key_memo (mac, prefix, at_ms)"
 	    " VALUES (?1, ?2, ?3)",
-	[STMT_FAILURES] =
-	    "SELECT count(*) FROM cache.auth_failures"
-	    " WHERE prefix = ?1 AND at_ms >= ?2",
-	[STMT_FAILURE_ADD] =
-	    "INSERT INTO cache.auth_failures (prefix, at_ms) VALUES (?1, ?2)",
-	[STMT_FAILURE_PRUNE] =
-	    "DELETE FROM cache.auth_failures WHERE at_ms < ?1",
-
-	/* Replica cool-downs (store_cache.c). */
-	[STMT_COOLDOWN_GET] =
-	    "SELECT until_ms FROM cache.cooldowns WHERE url = ?1",
 	[STMT_COOLDOWN_PUT] =
 	    "INSERT INTO cache.cooldowns (url, until_ms) VALUES (?1, ?2)"
 	    " ON CONFLICT (url) DO UPDATE SET until_ms = excluded.until_ms",
@@ -105,8 +98,10 @@ const char *const store_sql[STMT__MAX] = {
 	 * templates. */
 	[STMT_BACKEND_INSERT] =
 	    "INSERT INTO backends (name, kind, model, auth_env, description,"
-	    " release_date, enabled, timeout_ms, created_at)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	    " release_date, enabled, timeout_ms, created_at, max_in_flight)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[STMT_BACKEND_SET_MAX_IN_FLIGHT] =
+	    "UPDATE backends SET max_in_flight = ?2 WHERE name = ?1",
 	[STMT_REPLICA_INSERT] =
 	    "INSERT INTO backend_replicas (backend_id, position, url)"
 	    " VALUES (?1, ?2, ?3)",
