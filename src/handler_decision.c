@@ -17,6 +17,7 @@
 #include "json_util.h"
 #include "question.h"
 #include "store.h"
+#include "utf8.h"
 
 #define SOURCE_MAX_CHARS 200
 
@@ -85,7 +86,7 @@ check_source(json_object *body, const char **source, struct error *e)
 {
 	json_object	*v;
 	const char	*s;
-	size_t		 len, i, chars = 0;
+	size_t		 len;
 
 	*source = NULL;
 	if (!json_object_object_get_ex(body, "source", &v) || v == NULL)
@@ -95,9 +96,7 @@ check_source(json_object *body, const char **source, struct error *e)
 		    "must be a string");
 	s = json_object_get_string(v);
 	len = (size_t)json_object_get_string_len(v);
-	for (i = 0; i < len; i++)	/* code points: valid UTF-8 here */
-		chars += ((unsigned char)s[i] & 0xc0) != 0x80;
-	if (chars > SOURCE_MAX_CHARS)
+	if (utf8_count(s, len) > SOURCE_MAX_CHARS)	/* valid UTF-8 here */
 		return error_set(e, ERR_VALIDATION, "source",
 		    "must be at most %d characters", SOURCE_MAX_CHARS);
 	if (strlen(s) != len)
