@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "answer.h"
+#include "buf.h"
 #include "calibration.h"
 #include "calibration_render.h"
 #include "clock.h"
@@ -31,7 +32,8 @@
 #define T_DIGITS	1e4		/* a fitted temperature's precision */
 
 /* One answered question read, until the report: its distribution is
- * values[off .. off + n - 1] of its question (which may still move). */
+ * doubles off .. off + n - 1 of its question's vb (which may still
+ * move). */
 struct answered {
 	size_t		 off, n, y;
 	unsigned char	 fit;		/* in the fit part of the split */
@@ -42,10 +44,10 @@ struct answered {
 struct qstat {
 	const char		*name;		/* borrowed: version's map */
 	enum qtype		 type;
-	struct answered		*a;
-	size_t			 n, cap;
-	double			*values;
-	size_t			 nvalues, vcap;
+	struct buf		 ab;		/* owns a */
+	struct buf		 vb;		/* owns the values */
+	struct answered		*a;		/* ab.p: n of them */
+	size_t			 n;
 	struct cal_sample	*s;		/* a[] as samples, for the
 						 * report: n of them */
 };
@@ -148,8 +150,8 @@ load_free(struct load *l)
 	size_t i;
 
 	for (i = 0; i < l->nq; i++) {
-		free(l->q[i].a);
-		free(l->q[i].values);
+		buf_free(&l->q[i].ab);
+		buf_free(&l->q[i].vb);
 		free(l->q[i].s);
 	}
 	free(l->q);
@@ -163,21 +165,34 @@ no_memory(struct error *e)
 	return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 }
 
-/* a, of *cap elements of size bytes, grown to hold need (need > 0):
- * the array, *cap updated, or NULL with a left as it was. */
-static void *
-grow(void *a, size_t *cap, size_t need, size_t size)
+static int
+too_many(struct error *e)
 {
-	size_t	 ncap = *cap ? *cap : 64;
-	void	*na;
+	return error_set(e, ERR_VALIDATION, "since", "more than %d "
+	    "answered questions have outcomes: narrow the report with "
+	    "since or question", MAX_SAMPLES);
+}
 
-	if (need <= *cap)
-		return a;
-	while (ncap < need)
-		ncap *= 2;
-	if ((na = realloc(a, ncap * size)) != NULL)
-		*cap = ncap;
-	return na;
+/* Appends one answered question of n values p to q: 0, or -1 with e
+ * set.  The buffers' caps are the report's, checked by the caller. */
+static int
+append(struct qstat *q, const double *p, size_t n, struct answered **out,
+    struct error *e)
+{
+	struct answered	*a;
+	double		*v;
+	enum buf_rc	 rc;
+
+	if ((v = buf_extend(&q->vb, n * sizeof(*v), &rc)) == NULL ||
+	    (a = buf_extend(&q->ab, sizeof(*a), &rc)) == NULL)
+		return rc == BUF_TOO_LARGE ? too_many(e) : no_memory(e);
+	memcpy(v, p, n * sizeof(*p));
+	a->off = (size_t)(v - (double *)(void *)q->vb.p);
+	a->n = n;
+	q->a = (struct answered *)(void *)q->ab.p;
+	q->n++;
+	*out = a;
+	return 0;
 }
 
 static struct qstat *
@@ -221,7 +236,7 @@ add_row(const struct calibration_row *row, void *arg, struct error *e)
 	struct qstat	*q;
 	json_object	*dist, *outcome;
 	struct answered	*a;
-	double		*v, p[CAL_MAX_CLASSES];
+	double		 p[CAL_MAX_CLASSES];
 	size_t		 n = 0, y = 0;
 	int		 usable;
 
@@ -238,26 +253,13 @@ add_row(const struct calibration_row *row, void *arg, struct error *e)
 	if (!usable)
 		return 0;	/* not what was validated: left out */
 	if (l->samples == MAX_SAMPLES || l->values + n > MAX_VALUES)
-		return error_set(e, ERR_VALIDATION, "since", "more than %d "
-		    "answered questions have outcomes: narrow the report with "
-		    "since or question", MAX_SAMPLES);
-	if ((a = grow(q->a, &q->cap, q->n + 1, sizeof(*a))) == NULL)
-		return no_memory(e);
-	q->a = a;
-	if ((v = grow(q->values, &q->vcap, q->nvalues + n, sizeof(*v))) ==
-	    NULL)
-		return no_memory(e);
-	q->values = v;
-	a = &q->a[q->n];
+		return too_many(e);
+	if (append(q, p, n, &a, e) == -1)
+		return -1;
 	if (backend_index(l, row->backend, &a->backend) == -1)
 		return no_memory(e);
-	memcpy(q->values + q->nvalues, p, n * sizeof(*p));
-	a->off = q->nvalues;
-	a->n = n;
 	a->y = y;
 	a->fit = (unsigned char)cal_in_fit_part(row->decision_id);
-	q->nvalues += n;
-	q->n++;
 	l->samples++;
 	l->values += n;
 	return 0;
@@ -277,7 +279,10 @@ load_init(struct load *l, json_object *questions, const char *only,
 		    question_type(qobj) == Q__MAX)	/* never published */
 			continue;
 		l->q[l->nq].name = name;
-		l->q[l->nq++].type = question_type(qobj);
+		l->q[l->nq].type = question_type(qobj);
+		buf_init(&l->q[l->nq].ab, MAX_SAMPLES *
+		    sizeof(struct answered));
+		buf_init(&l->q[l->nq++].vb, MAX_VALUES * sizeof(double));
 	}
 	if (only != NULL && l->nq == 0)
 		return error_set(e, ERR_VALIDATION, "question",
@@ -493,7 +498,7 @@ report(struct load *l, const struct schema_version *v,
 			return NULL;
 		}
 		for (j = 0; j < q->n; j++) {
-			q->s[j].p = q->values + q->a[j].off;
+			q->s[j].p = (double *)(void *)q->vb.p + q->a[j].off;
 			q->s[j].n = q->a[j].n;
 			q->s[j].y = q->a[j].y;
 		}
