@@ -268,6 +268,11 @@ refused "schema publish refuses a file that is not JSON" "not JSON" \
     schema publish mood --questions "$T/not-json.json" --backend lex
 refused "schema publish refuses a missing file" "no-such" \
     schema publish mood --questions "$T/no-such.json" --backend lex
+truncate -s $((16 * 1024 * 1024 + 1)) "$T/huge.json"
+refused "schema publish refuses a file over 16 MiB, naming it" \
+    "huge.json: larger than 16 MiB" \
+    schema publish mood --questions "$T/huge.json" --backend lex
+rm -f "$T/huge.json"
 check "refused publications stored nothing" \
     test "$(sql 'SELECT count(*) FROM schema_versions')" -eq 3
 expect 0 "schema list" schema list

@@ -14,6 +14,7 @@
 #include <sodium.h>
 
 #include "auth.h"
+#include "buf.h"
 #include "calibration_render.h"
 #include "clock.h"
 #include "json_util.h"
@@ -40,6 +41,7 @@ enum print { PRINT_OBJECT, PRINT_TABLE, PRINT_BARE, PRINT_REPORT };
 
 #define MAX_ARGS 3
 #define MAX_OPTS 10
+#define FILE_MAX_MIB 16		/* a file given to an option, at most */
 
 struct cli_opt {
 	const char	*flag;
@@ -167,32 +169,42 @@ usage_of(const struct cli_cmd *c, const char *what, const char *arg)
 	exit(2);
 }
 
+/* The whole of the file at path, NUL-terminated, for the caller to
+ * free; a file that cannot be read or is over FILE_MAX_MIB ends the
+ * console with one line naming it. */
 static char *
 slurp(const char *path)
 {
-	FILE	*f = fopen(path, "rb");
-	char	*buf = NULL;
-	size_t	 len = 0, cap = 0, n;
+	FILE		*f = fopen(path, "rb");
+	struct buf	 b;
+	char		 chunk[4096], *text = NULL;
+	size_t		 n;
+	enum buf_rc	 rc = BUF_OK;
+	int		 err;
 
-	if (f == NULL)
-		return NULL;
-	do {
-		if (len + 4096 + 1 > cap) {
-			char *nb = realloc(buf, cap = cap * 2 + 8192);
-
-			if (nb == NULL) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = nb;
-		}
-		n = fread(buf + len, 1, 4096, f);
-		len += n;
-	} while (n > 0);
-	fclose(f);
-	buf[len] = '\0';
-	return buf;
+	buf_init(&b, (size_t)FILE_MAX_MIB << 20);
+	if (f != NULL) {
+		while (rc == BUF_OK && (n = fread(chunk, 1, sizeof(chunk),
+		    f)) > 0)
+			rc = buf_add(&b, chunk, n);
+		if (rc == BUF_OK && !ferror(f))
+			text = buf_take(&b, NULL);
+		err = errno;
+		fclose(f);
+	} else
+		err = errno;
+	buf_free(&b);
+	if (rc == BUF_TOO_LARGE) {
+		fprintf(stderr, "evalgate-admin: %s: larger than %d MiB, "
+		    "refused\n", path, FILE_MAX_MIB);
+		exit(1);
+	}
+	if (text == NULL) {
+		fprintf(stderr, "evalgate-admin: %s: %s\n", path,
+		    strerror(rc == BUF_NO_MEMORY ? ENOMEM : err));
+		exit(1);
+	}
+	return text;
 }
 
 static json_object *
@@ -235,11 +247,7 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 		return j;
 	case OPT_FILE_JSON:
 	case OPT_FILE_TEXT:
-		if ((text = slurp(v)) == NULL) {
-			fprintf(stderr, "evalgate-admin: %s: %s\n", v,
-			    strerror(errno));
-			exit(1);
-		}
+		text = slurp(v);
 		if (o->kind == OPT_FILE_TEXT) {
 			j = json_object_new_string(text);
 			free(text);
