@@ -5,6 +5,8 @@
  * its words, its positional arguments and options, each mapped to a
  * JSON field of the operation's input, and how to print the output.
  * Exit status: 0 done, 1 refused (one line on stderr), 2 bad usage. */
+#include "config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -472,7 +474,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "evalgate-admin: bad setting: %s\n", err);
 		return 1;
 	}
+#ifdef EVALGATE_TEST_HOOKS
 	clock_use_file(s.test_clock_file);
+#endif
 	if (sodium_init() < 0) {
 		fprintf(stderr, "evalgate-admin: cannot initialise libsodium\n");
 		return 1;
