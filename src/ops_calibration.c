@@ -173,26 +173,30 @@ too_many(struct error *e)
 	    "since or question", MAX_SAMPLES);
 }
 
-/* Appends one answered question of n values p to q: 0, or -1 with e
- * set.  The buffers' caps are the report's, checked by the caller. */
-static int
-append(struct qstat *q, const double *p, size_t n, struct answered **out,
-    struct error *e)
+/* Appends one answered question of n values p to q: its row, or NULL
+ * with e set.  The buffers' caps are the report's, checked first by the
+ * caller. */
+static struct answered *
+append(struct qstat *q, const double *p, size_t n, struct error *e)
 {
 	struct answered	*a;
 	double		*v;
 	enum buf_rc	 rc;
 
 	if ((v = buf_extend(&q->vb, n * sizeof(*v), &rc)) == NULL ||
-	    (a = buf_extend(&q->ab, sizeof(*a), &rc)) == NULL)
-		return rc == BUF_TOO_LARGE ? too_many(e) : no_memory(e);
+	    (a = buf_extend(&q->ab, sizeof(*a), &rc)) == NULL) {
+		if (rc == BUF_TOO_LARGE)
+			too_many(e);
+		else
+			no_memory(e);
+		return NULL;
+	}
 	memcpy(v, p, n * sizeof(*p));
 	a->off = (size_t)(v - (double *)(void *)q->vb.p);
 	a->n = n;
 	q->a = (struct answered *)(void *)q->ab.p;
 	q->n++;
-	*out = a;
-	return 0;
+	return a;
 }
 
 static struct qstat *
@@ -254,7 +258,7 @@ add_row(const struct calibration_row *row, void *arg, struct error *e)
 		return 0;	/* not what was validated: left out */
 	if (l->samples == MAX_SAMPLES || l->values + n > MAX_VALUES)
 		return too_many(e);
-	if (append(q, p, n, &a, e) == -1)
+	if ((a = append(q, p, n, e)) == NULL)
 		return -1;
 	if (backend_index(l, row->backend, &a->backend) == -1)
 		return no_memory(e);
