@@ -54,46 +54,29 @@ eval_clear(struct eval *ev)
 	json_object_put(ev->dists);
 }
 
-/* An optional member that must be an object when present. */
+/* {id, version?} of the body's x_schema or x_template (field), each
+ * refusal with one message per member.  A NUL would cut the name short:
+ * "demo\u0000x" is not "demo".  A version beyond INT64_MAX is read as
+ * INT64_MAX, a version no schema has. */
 static int
-opt_object(json_object *body, const char *key, json_object **out,
-    struct error *e)
+ref(json_object *body, const char *field, const char **id,
+    int64_t *version, struct error *e)
 {
-	*out = NULL;
-	if (!json_object_object_get_ex(body, key, out))
-		return 0;
-	if (!json_object_is_type(*out, json_type_object))
-		return error_set(e, ERR_VALIDATION, key, "must be an object");
-	return 0;
-}
-
-/* {id, version?} of x_schema and x_template. */
-static int
-ref(json_object *obj, const char *field, const char **id, int64_t *version,
-    struct error *e)
-{
-	char path[32];
+	json_object	*v;
+	char		 path[32];
 
 	snprintf(path, sizeof(path), "%s.id", field);
-	*id = ju_str(obj, "id");
-	/* A NUL would cut the name short: "demo\u0000x" is not "demo". */
-	if (*id == NULL || **id == '\0' || strlen(*id) >= SLUG_MAX ||
-	    strlen(*id) != (size_t)json_object_get_string_len(
-	    json_object_object_get(obj, "id")))
+	if (ju_req_str(body, path, SLUG_MAX - 1, id, e) == -1)
 		return error_set(e, ERR_VALIDATION, path,
 		    "must be a non-empty string of at most %d bytes, without"
 		    " NUL", SLUG_MAX - 1);
 	*version = 0;
 	snprintf(path, sizeof(path), "%s.version", field);
-	if (json_object_object_get_ex(obj, "version", NULL) &&
-	    json_object_object_get(obj, "version") != NULL) {
-		json_object *v = json_object_object_get(obj, "version");
-
-		if (!json_object_is_type(v, json_type_int) ||
-		    (*version = json_object_get_int64(v)) < 1)
-			return error_set(e, ERR_VALIDATION, path,
-			    "must be an integer from 1");
-	}
+	if (ju_get(body, path, &v) && v != NULL &&
+	    (!json_object_is_type(v, json_type_int) ||
+	    (*version = json_object_get_int64(v)) < 1))
+		return error_set(e, ERR_VALIDATION, path,
+		    "must be an integer from 1");
 	return 0;
 }
 
@@ -125,8 +108,7 @@ template_refusal(struct error *e)
  * state.  Variables missing or not an object, and an unknown template or
  * version, are template_render_error, like every rendering refusal. */
 static int
-render_template(struct req *r, struct eval *ev, json_object *xt,
-    struct error *e)
+render_template(struct req *r, struct eval *ev, struct error *e)
 {
 	const char	*id;
 	json_object	*values;
@@ -135,9 +117,9 @@ render_template(struct req *r, struct eval *ev, json_object *xt,
 	int64_t		 version;
 	int		 rc;
 
-	if (ref(xt, "x_template", &id, &version, e) == -1)
+	if (ref(ev->body, "x_template", &id, &version, e) == -1)
 		return -1;
-	if (!json_object_object_get_ex(xt, "variables", &values) ||
+	if (!ju_get(ev->body, "x_template.variables", &values) ||
 	    !json_object_is_type(values, json_type_object)) {
 		error_set(e, ERR_TEMPLATE_RENDER, "x_template.variables",
 		    "must be an object of the template's variables");
@@ -172,7 +154,7 @@ resolve_schema(struct req *r, struct eval *ev, json_object *xs,
 	if (xs != NULL) {
 		/* Unknown and ungranted look the same: existence is not
 		 * revealed. */
-		if (ref(xs, "x_schema", &id, &version, e) == -1)
+		if (ref(ev->body, "x_schema", &id, &version, e) == -1)
 			return -1;
 		if ((rc = store_schema_get(r->store, id, version, &ev->sv,
 		    e)) == -1)
@@ -218,7 +200,7 @@ resolve_schema(struct req *r, struct eval *ev, json_object *xs,
 static int
 parse(struct req *r, struct eval *ev, struct error *e)
 {
-	json_object *model, *xt, *xs;
+	json_object *model, *xt = NULL, *xs = NULL;
 
 	if ((ev->body = req_json_object(r, e)) == NULL)
 		return -1;
@@ -235,11 +217,11 @@ parse(struct req *r, struct eval *ev, struct error *e)
 			return error_set(e, ERR_VALIDATION, "model",
 			    "must not contain NUL");
 	}
-	if (opt_object(ev->body, "x_template", &xt, e) == -1 ||
-	    opt_object(ev->body, "x_schema", &xs, e) == -1)
+	if (ju_opt_obj(ev->body, "x_template", &xt, e) == -1 ||
+	    ju_opt_obj(ev->body, "x_schema", &xs, e) == -1)
 		return -1;
 	if (xt != NULL) {
-		if (render_template(r, ev, xt, e) == -1)
+		if (render_template(r, ev, e) == -1)
 			return -1;
 	} else {
 		if (!json_object_object_get_ex(ev->body, "state", &ev->state))
