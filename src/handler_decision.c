@@ -18,6 +18,7 @@
 #include "question.h"
 #include "store.h"
 #include "utf8.h"
+#include "xalloc.h"
 
 #define SOURCE_MAX_CHARS 200
 
@@ -65,9 +66,7 @@ check_answers(json_object *body, json_object *questions,
 		return error_set(e, ERR_VALIDATION, "answers",
 		    "must name at least one question");
 	json_object_object_foreach(*values, name, v) {
-		if (asprintf(&field, "answers.%s", name) == -1)
-			return error_set(e, ERR_UNAVAILABLE, NULL,
-			    "out of memory");
+		field = xasprintf("answers.%s", name);
 		if (!json_object_object_get_ex(questions, name, &q))
 			rc = error_set(e, ERR_VALIDATION, field,
 			    "the decision has no such question");
@@ -111,15 +110,15 @@ check_source(json_object *body, const char **source, struct error *e)
 static void
 respond(struct req *r, const char *id, json_object *values)
 {
-	json_object *body = json_object_new_object();
-	json_object *names = json_object_new_array();
+	json_object *body = ju_obj();
+	json_object *names = ju_arr();
 
 	json_object_object_foreach(values, name, v) {
 		(void)v;
-		json_object_array_add(names, json_object_new_string(name));
+		ju_push(names, ju_string(name));
 	}
 	ju_add_str(body, "decision_id", id);
-	json_object_object_add(body, "recorded", names);
+	ju_add(body, "recorded", names);
 	http_json(r, 200, body);
 	json_object_put(body);
 }

@@ -100,7 +100,7 @@ template_refusal(struct error *e)
 		    json_object_get_string(v));
 	else
 		snprintf(field, sizeof(field), "x_template");
-	error_detail(e, "field", json_object_new_string(field));
+	error_detail(e, "field", ju_string(field));
 	return -1;
 }
 
@@ -136,9 +136,11 @@ render_template(struct req *r, struct eval *ev, struct error *e)
 	    ev->tv.escape_html, (size_t)r->settings->max_state_chars, &text,
 	    &len, e) == -1)
 		return template_refusal(e);
+	/* Sized by the input: checked, a 503 without memory. */
 	ev->rendered = json_object_new_string_len(text, (int)len);
 	free(text);
-	ev->state = ev->rendered;
+	if ((ev->state = ev->rendered) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	return 0;
 }
 
@@ -193,7 +195,7 @@ resolve_schema(struct req *r, struct eval *ev, json_object *xs,
 	error_set(e, ERR_INVALID_SCHEMA, "questions",
 	    "the shape of the questions matches no published schema; "
 	    "publish it as a schema version first");
-	error_detail(e, "fingerprint", json_object_new_string(fp));
+	error_detail(e, "fingerprint", ju_string(fp));
 	return -1;
 }
 
@@ -274,8 +276,8 @@ build_answers(struct eval *ev, struct error *e)
 	json_object	*answer;
 	size_t		 i = 0, n;
 
-	ev->answers = json_object_new_object();
-	ev->dists = json_object_new_object();
+	ev->answers = ju_obj();
+	ev->dists = ju_obj();
 	json_object_object_foreach(ev->questions, name, q) {
 		n = question_arity(q);
 		if (i >= ev->ba.nquestions ||
@@ -291,8 +293,8 @@ build_answers(struct eval *ev, struct error *e)
 		if (answer == NULL)
 			return error_set(e, ERR_INTERNAL, NULL,
 			    "cannot build the answer to '%s'", name);
-		json_object_object_add(ev->answers, name, answer);
-		json_object_object_add(ev->dists, name,
+		ju_add(ev->answers, name, answer);
+		ju_add(ev->dists, name,
 		    answer_distribution_json(q, ev->ba.dist[i], n));
 		i++;
 	}
@@ -332,32 +334,26 @@ record(struct req *r, struct eval *ev, int64_t gateway_ms, struct error *e)
 static void
 respond(struct req *r, struct eval *ev, int64_t gateway_ms)
 {
-	json_object *body = json_object_new_object(), *o;
+	json_object *body = ju_obj(), *o;
 
 	ju_add_str(body, "model", ev->model);
-	json_object_object_add(body, "answers", json_object_get(ev->answers));
+	ju_add(body, "answers", json_object_get(ev->answers));
 	if (ev->ba.has_usage) {
-		o = json_object_new_object();
-		json_object_object_add(o, "input_tokens",
-		    json_object_new_int64(ev->ba.input_tokens));
-		json_object_object_add(o, "output_tokens",
-		    json_object_new_int64(ev->ba.output_tokens));
-		json_object_object_add(body, "usage", o);
+		o = ju_obj();
+		ju_add(o, "input_tokens", ju_int(ev->ba.input_tokens));
+		ju_add(o, "output_tokens", ju_int(ev->ba.output_tokens));
+		ju_add(body, "usage", o);
 	}
 	ju_add_str(body, "x_decision_id", ev->id);
 	ju_add_str(body, "x_backend", ev->backend.name);
-	json_object_object_add(body, "x_schema",
-	    ju_ref(ev->sv.slug, ev->sv.version));
-	json_object_object_add(body, "x_schema_version",
-	    json_object_new_int64(ev->sv.version));
+	ju_add(body, "x_schema", ju_ref(ev->sv.slug, ev->sv.version));
+	ju_add(body, "x_schema_version", ju_int(ev->sv.version));
 	if (ev->tv.version != 0)
-		json_object_object_add(body, "x_template",
-		    ju_ref(ev->tv.slug, ev->tv.version));
-	o = json_object_new_object();
-	json_object_object_add(o, "gateway", json_object_new_int64(gateway_ms));
-	json_object_object_add(o, "backend",
-	    json_object_new_int64(ev->backend_ms));
-	json_object_object_add(body, "x_latency_ms", o);
+		ju_add(body, "x_template", ju_ref(ev->tv.slug, ev->tv.version));
+	o = ju_obj();
+	ju_add(o, "gateway", ju_int(gateway_ms));
+	ju_add(o, "backend", ju_int(ev->backend_ms));
+	ju_add(body, "x_latency_ms", o);
 	http_json(r, 200, body);
 	json_object_put(body);
 }

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "json_util.h"
 #include "utf8.h"
+#include "xalloc.h"
 
 json_object *
 ju_parse(const char *text)
@@ -420,6 +421,66 @@ ju_opt_num(json_object *obj, const char *path, double min, double max,
 }
 
 json_object *
+ju_must(json_object *o)
+{
+	if (o == NULL)
+		xoom("json-c object");
+	return o;
+}
+
+json_object *
+ju_obj(void)
+{
+	return ju_must(json_object_new_object());
+}
+
+json_object *
+ju_arr(void)
+{
+	return ju_must(json_object_new_array());
+}
+
+json_object *
+ju_int(int64_t n)
+{
+	return ju_must(json_object_new_int64(n));
+}
+
+json_object *
+ju_bool(int b)
+{
+	return ju_must(json_object_new_boolean(b != 0));
+}
+
+json_object *
+ju_string(const char *s)
+{
+	return ju_must(json_object_new_string(s));
+}
+
+json_object *
+ju_string_len(const char *s, size_t len)
+{
+	if (len > INT_MAX)
+		xoom("json-c string");
+	return ju_must(json_object_new_string_len(s, (int)len));
+}
+
+void
+ju_add(json_object *obj, const char *key, json_object *v)
+{
+	if (json_object_object_add(obj, key, v) != 0)
+		xoom("json-c member");
+}
+
+void
+ju_push(json_object *arr, json_object *v)
+{
+	if (json_object_array_add(arr, v) != 0)
+		xoom("json-c element");
+}
+
+json_object *
 ju_num(double d)
 {
 	char	 buf[40];
@@ -436,13 +497,13 @@ ju_num(double d)
 	}
 	if (strspn(buf, "-0123456789") == strlen(buf))
 		strncat(buf, ".0", sizeof(buf) - strlen(buf) - 1);
-	return json_object_new_double_s(d, buf);
+	return ju_must(json_object_new_double_s(d, buf));
 }
 
 void
 ju_add_str(json_object *obj, const char *key, const char *v)
 {
-	json_object_object_add(obj, key, v ? json_object_new_string(v) : NULL);
+	ju_add(obj, key, v ? ju_string(v) : NULL);
 }
 
 void
@@ -451,19 +512,19 @@ ju_add_time(json_object *obj, const char *key, int64_t ms)
 	char buf[32];
 
 	if (ms == 0) {
-		json_object_object_add(obj, key, NULL);
+		ju_add(obj, key, NULL);
 		return;
 	}
 	clock_rfc3339(ms, buf);
-	json_object_object_add(obj, key, json_object_new_string(buf));
+	ju_add(obj, key, ju_string(buf));
 }
 
 json_object *
 ju_ref(const char *id, int64_t version)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = ju_obj();
 
 	ju_add_str(o, "id", id);
-	json_object_object_add(o, "version", json_object_new_int64(version));
+	ju_add(o, "version", ju_int(version));
 	return o;
 }

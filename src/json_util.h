@@ -63,6 +63,19 @@ int		 ju_opt_int(json_object *obj, const char *path, int64_t min,
 		    int64_t max, int64_t *out, int *is_null, struct error *e);
 int		 ju_opt_num(json_object *obj, const char *path, double min,
 		    double max, double *out, struct error *e);
+
+/* Building JSON: these never return NULL nor fail, as without memory the
+ * process ends (xalloc.h).  Each new object is the caller's; ju_add()
+ * and ju_push() take v (NULL adds a JSON null). */
+json_object	*ju_must(json_object *o);	/* o from json-c, not NULL */
+json_object	*ju_obj(void);
+json_object	*ju_arr(void);
+json_object	*ju_int(int64_t n);
+json_object	*ju_bool(int b);
+json_object	*ju_string(const char *s);
+json_object	*ju_string_len(const char *s, size_t len);
+void		 ju_add(json_object *obj, const char *key, json_object *v);
+void		 ju_push(json_object *arr, json_object *v);
 /* A new JSON number for d, written as the shortest text that reads back
  * as d ("0.4", not "0.40000000000000002"; "1.0" for 1); 0 if not finite. */
 json_object	*ju_num(double d);

@@ -51,8 +51,8 @@ ops_listed(int rc, const char *key, json_object *list, json_object **out)
 		json_object_put(list);
 		return -1;
 	}
-	*out = json_object_new_object();
-	json_object_object_add(*out, key, list);
+	*out = ju_obj();
+	ju_add(*out, key, list);
 	return 0;
 }
 

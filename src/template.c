@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "json_util.h"
 #include "template.h"
 #include "utf8.h"
 
@@ -573,7 +574,7 @@ template_check(const char *body, json_object *decl, struct error *e)
 	if (decl_check(decl, why, sizeof(why), &var) == -1) {
 		error_set(e, ERR_VALIDATION, "variables", "%s", why);
 		if (var != NULL)
-			error_detail(e, "variable", json_object_new_string(var));
+			error_detail(e, "variable", ju_string(var));
 		return -1;
 	}
 	if (body == NULL)
@@ -589,7 +590,7 @@ template_check(const char *body, json_object *decl, struct error *e)
 		error_set(e, ERR_VALIDATION, "body",
 		    "line %zu: undeclared variable '%.64s'",
 		    line_of(body, k->off), k->segs);
-		error_detail(e, "variable", json_object_new_string(k->segs));
+		error_detail(e, "variable", ju_string(k->segs));
 		tpl_free(&t);
 		return -1;
 	}
@@ -876,8 +877,8 @@ render_error(struct error *e, const char *variable, const char *reason)
 	else
 		error_set(e, ERR_TEMPLATE_RENDER, NULL, "%s", reason);
 	error_detail(e, "variable",
-	    variable != NULL ? json_object_new_string(variable) : NULL);
-	error_detail(e, "reason", json_object_new_string(reason));
+	    variable != NULL ? ju_string(variable) : NULL);
+	error_detail(e, "reason", ju_string(reason));
 	return -1;
 }
 
@@ -908,20 +909,12 @@ bind_values(json_object *decl, json_object *values, json_object **root,
 			return render_error(e, name, why);
 		}
 	}
-	if ((*root = json_object_new_object()) == NULL)
-		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	*root = ju_obj();
 	it = json_object_iter_begin(decl);
 	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
 		name = json_object_iter_peek_name(&it);
 		json_object_object_get_ex(values, name, &v);
-		if (json_object_object_add(*root, name,
-		    json_object_get(v)) != 0) {
-			json_object_put(v);
-			json_object_put(*root);
-			*root = NULL;
-			return error_set(e, ERR_UNAVAILABLE, NULL,
-			    "out of memory");
-		}
+		ju_add(*root, name, json_object_get(v));
 	}
 	return 0;
 }

@@ -220,11 +220,11 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 
 	switch (o->kind) {
 	case OPT_FLAG:
-		return json_object_new_boolean(1);
+		return ju_bool(1);
 	case OPT_ON_OFF:
 		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
 			usage_of(c, "takes on or off", o->flag);
-		return json_object_new_boolean(strcmp(v, "on") == 0);
+		return ju_bool(strcmp(v, "on") == 0);
 	case OPT_INT_OR_DEFAULT:
 		if (strcmp(v, "default") == 0)
 			return NULL;
@@ -234,15 +234,15 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 		n = strtoll(v, &end, 10);
 		if (errno != 0 || end == v || *end != '\0')
 			usage_of(c, "takes an integer", o->flag);
-		return json_object_new_int64(n);
+		return ju_int(n);
 	case OPT_NUMBER:
 		d = strtod(v, &end);
 		if (end == v || *end != '\0')
 			usage_of(c, "takes a number", o->flag);
-		return json_object_new_double(d);
+		return ju_must(json_object_new_double(d));
 	case OPT_STRING:
 	case OPT_STRINGS:
-		return json_object_new_string(v);
+		return ju_string(v);
 	case OPT_JSON:
 		if ((j = ju_parse(v)) == NULL)
 			usage_of(c, "takes JSON", o->flag);
@@ -251,7 +251,12 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 	case OPT_FILE_TEXT:
 		text = slurp(v);
 		if (o->kind == OPT_FILE_TEXT) {
-			j = json_object_new_string(text);
+			/* Up to 16 MiB: checked. */
+			if ((j = json_object_new_string(text)) == NULL) {
+				fprintf(stderr, "evalgate-admin: %s: %s\n", v,
+				    strerror(ENOMEM));
+				exit(1);
+			}
 			free(text);
 			return j;
 		}
@@ -270,7 +275,7 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 static json_object *
 parse_args(const struct cli_cmd *c, int argc, char **argv)
 {
-	json_object		*in = json_object_new_object(), *arr;
+	json_object		*in = ju_obj(), *arr;
 	const struct cli_opt	*o;
 	size_t			 nargs = 0, i;
 	int			 k;
@@ -279,8 +284,7 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 		if (strncmp(argv[k], "--", 2) != 0) {
 			if (nargs == MAX_ARGS || c->args[nargs].field == NULL)
 				usage_of(c, "is an unexpected argument", argv[k]);
-			json_object_object_add(in, c->args[nargs++].field,
-			    json_object_new_string(argv[k]));
+			ju_add(in, c->args[nargs++].field, ju_string(argv[k]));
 			continue;
 		}
 		for (o = NULL, i = 0; i < MAX_OPTS && c->opts[i].flag; i++)
@@ -292,13 +296,12 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 			usage_of(c, "needs a value", o->flag);
 		if (o->kind == OPT_STRINGS) {
 			if (!json_object_object_get_ex(in, o->field, &arr)) {
-				arr = json_object_new_array();
-				json_object_object_add(in, o->field, arr);
+				arr = ju_arr();
+				ju_add(in, o->field, arr);
 			}
-			json_object_array_add(arr, option_value(c, o, argv[k]));
+			ju_push(arr, option_value(c, o, argv[k]));
 		} else
-			json_object_object_add(in, o->field,
-			    option_value(c, o, argv[k]));
+			ju_add(in, o->field, option_value(c, o, argv[k]));
 	}
 	if (nargs < MAX_ARGS && c->args[nargs].field != NULL &&
 	    !c->args[nargs].optional)
