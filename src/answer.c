@@ -2,6 +2,8 @@
  * temperature, and builds the typed answers of spec 2.2 and the stored
  * untempered distribution (design.md section 7).  Pure: no I/O, no global
  * state; one row per question type in the builders[] table. */
+#include "config.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

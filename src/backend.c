@@ -1,6 +1,8 @@
 /* backend.c: the table of backend kinds and the dispatch on a backend's
  * kind; the built-in "lexical" kind.  The "systemone" kind lives in
  * backend_http.c, the answer's allocation in backend_answer.c. */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

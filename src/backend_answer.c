@@ -2,6 +2,8 @@
  * the parser of a "systemone" upstream's answer (design.md section 7).
  * Pure: no I/O, no global state, so that the unit tests and the fuzzer
  * (fuzz/fuzz_upstream.c) build it without the transport or the store. */
+#include "config.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>

@@ -9,6 +9,8 @@
  * is resting, all are tried anyway, in the same order: a backend is never
  * refused without asking.  The pure parser of the upstream's answer is
  * in backend_answer.c. */
+#include "config.h"
+
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>

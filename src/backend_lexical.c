@@ -24,6 +24,8 @@
  * so every probability is > 0 and no overlap is ever certain.  The
  * instructions do not enter choice and score scores: they are the same for
  * every option and would only flatten the distribution. */
+#include "config.h"
+
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>

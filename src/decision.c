@@ -1,5 +1,7 @@
 /* decision.c: a recorded decision as the JSON of design.md section 9,
  * shared by GET /v1/decisions/{id} and the administration export. */
+#include "config.h"
+
 #include <ctype.h>
 
 #include "decision.h"

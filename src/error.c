@@ -1,4 +1,6 @@
 /* error.c: the table of error codes and the setter every module uses. */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,6 +7,8 @@
  * lines, reading a page at a time so that neither the worker's memory
  * nor a read transaction grows with the range.  Each decision is written
  * by decision.c, as GET /v1/decisions/{id} writes it. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,6 +4,8 @@
  * operation `evalgate-admin calibration` runs; the report is answered as
  * JSON (the default), text or a self-contained HTML page.  A GET changes
  * nothing: there is no apply here. */
+#include "config.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,6 +7,8 @@
  * checked against its question in the schema version the decision used
  * before anything is written; the store then applies the outcome table in
  * one transaction. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,6 @@
 /* handler_health.c: GET /health and GET /health/ready (no key). */
+#include "config.h"
+
 #include "handlers.h"
 #include "json_util.h"
 #include "store.h"

@@ -1,4 +1,6 @@
 /* handler_models.c: GET /v1/models, one model per enabled backend. */
+#include "config.h"
+
 #include "handlers.h"
 #include "json_util.h"
 #include "store.h"

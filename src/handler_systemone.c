@@ -6,6 +6,8 @@
  * the call against the rate limit and quota; ask the backend with no
  * transaction open; temper and shape the answers; record the decision in
  * one write transaction; answer. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

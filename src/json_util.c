@@ -1,5 +1,7 @@
 /* json_util.c: typed member access with refusals naming the field, and
  * the JSON parsing and number writing every module shares. */
+#include "config.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>

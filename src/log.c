@@ -1,4 +1,6 @@
 /* log.c: one line per message, prefixed with the program and pid. */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>

@@ -3,6 +3,8 @@
  * and the checks the families share.  The operations themselves are in
  * ops_app.c (applications, keys), ops_backend.c, ops_schema.c (schemas,
  * grants), ops_template.c and ops_calibration.c. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,7 @@
 /* ops_app.c: the operations on applications and their API keys
  * (evalgate-admin app, key; /admin/v1/applications, /admin/v1/keys). */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,7 @@
 /* ops_backend.c: the operations on backends (evalgate-admin backend;
  * /admin/v1/backends). */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

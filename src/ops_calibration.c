@@ -10,6 +10,8 @@
  * With apply, publishes a new version with the same questions, backend
  * and abstain threshold and the temperature fitted over every reported
  * question, through OP_SCHEMA_PUBLISH (validation, transaction, audit). */
+#include "config.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,8 @@
 /* ops_schema.c: publishing and listing schema versions, and granting
  * them to applications (evalgate-admin schema, grant, ungrant;
  * /admin/v1/schemas, /admin/v1/grants). */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,7 @@
 /* ops_template.c: publishing, listing and rendering templates
  * (evalgate-admin template; /admin/v1/templates). */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -17,6 +17,8 @@
  * where the items are the option keys sorted bytewise for a choice, the
  * level labels in order for a score, and nothing for a noul.  Lengths make
  * the encoding unambiguous whatever bytes the names and keys contain. */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>

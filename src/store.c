@@ -1,5 +1,7 @@
 /* store.c: connections, migrations, the prepared-statement cache and the
  * transaction helpers every store_*.c file uses. */
+#include "config.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>

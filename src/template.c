@@ -7,6 +7,8 @@
  * of at most TEMPLATE_MAX_DEPTH + 1 frames, recursing once per section
  * level (so never deeper than TEMPLATE_MAX_DEPTH), into an output buffer
  * that refuses to grow past the caller's cap. */
+#include "config.h"
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>

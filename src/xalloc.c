@@ -1,5 +1,7 @@
 /* xalloc.c: allocations that do not fail: the process ends instead
  * (see xalloc.h). */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

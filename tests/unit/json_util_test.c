@@ -2,6 +2,8 @@
  * sent, and the place it names; ju_parse_body() refusing it; and the
  * getters reading members by path ("x_schema.id"), refusals naming the
  * whole path as the field. */
+#include "config.h"
+
 #include <stdint.h>
 #include <string.h>
 

@@ -3,6 +3,8 @@
  * of each length, overlong forms, surrogates, code points above U+10FFFF,
  * cut sequences; and error_set() keeping its message, field and reason
  * UTF-8 when a bound cuts a character in two. */
+#include "config.h"
+
 #include <stdio.h>
 #include <string.h>
 
