@@ -8,6 +8,8 @@
  *     validates and has the same fingerprint;
  *   - adding a question, an option to a choice or a level to a score
  *     changes the fingerprint, and taking it away again restores it. */
+#include "config.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

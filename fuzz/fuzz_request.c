@@ -10,6 +10,8 @@
  * a known code and a message, both it and its details valid UTF-8
  * whenever the body is; a fingerprint is 64 lowercase hex digits; a
  * valid question has a type and 1 to QUESTION_MAX_OPTIONS outcomes. */
+#include "config.h"
+
 #include <stdint.h>
 #include <string.h>
 

@@ -10,6 +10,8 @@
  * succeeds; its output has the length it reports, a NUL after it, at most
  * max_chars code points and 4 * max_chars bytes; a failure leaves no
  * output and has a known code and a message. */
+#include "config.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -12,6 +12,8 @@
  * positive sum (noul: p, 1 - p), usage >= 0, and no replica; the handler
  * then normalises it and builds an answer and a stored distribution.  A
  * parse that fails leaves the answer empty and gives a one-line reason. */
+#include "config.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

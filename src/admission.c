@@ -1,4 +1,6 @@
 /* admission.c: GCRA rate limit and daily quota (see admission.h). */
+#include "config.h"
+
 #include <string.h>
 
 #include "admission.h"

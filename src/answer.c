@@ -2,6 +2,8 @@
  * temperature, and builds the typed answers of spec 2.2 and the stored
  * untempered distribution (design.md section 7).  Pure: no I/O, no global
  * state; one row per question type in the builders[] table. */
+#include "config.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,26 +42,6 @@ static const struct builder builders[Q__MAX] = {
 	[Q_SCORE] = { score_answer, score_distribution },
 	[Q_NOUL] = { noul_answer, noul_distribution },
 };
-
-/*
- * A JSON double printed in the shortest of %.15g, %.16g, %.17g that reads
- * back as the same value (json-c's own "%.17g" prints 0.1 as
- * 0.10000000000000001), with ".0" added to integral values so that they
- * stay visibly numbers of type double.  Non-finite values, which JSON
- * cannot carry, become 0.0.  New object, or NULL without memory.
- */
-/* Adds v under k, taking ownership; -1 (v released) on any failure. */
-static int
-put(json_object *o, const char *k, json_object *v)
-{
-	if (v == NULL)
-		return -1;
-	if (json_object_object_add(o, k, v) != 0) {
-		json_object_put(v);
-		return -1;
-	}
-	return 0;
-}
 
 static size_t
 argmax(const double *q, size_t n)
@@ -137,48 +119,40 @@ static int
 choice_answer(json_object *o, json_object *c, const double *q, size_t n,
     double threshold)
 {
-	json_object	*probs;
+	json_object	*probs = ju_obj();
 	const char	*chosen = NULL;
 	size_t		 i = 0, best;
-	int		 err = 0;
 
 	best = argmax(q, n);
-	if ((probs = json_object_new_object()) == NULL)
-		return -1;
 	json_object_object_foreach(c, k, v) {
 		(void)v;
 		if (i == best)
 			chosen = k;
-		err |= put(probs, k, ju_num(q[i]));
+		ju_add(probs, k, ju_num(q[i]));
 		i++;
 	}
-	if (chosen == NULL)
-		err = -1;
-	err |= put(o, "choice", chosen ? json_object_new_string(chosen) : NULL);
-	err |= put(o, "probabilities", probs);
-	err |= put(o, "confidence", ju_num(q[best]));
-	err |= put(o, "x_abstain", json_object_new_boolean(q[best] < threshold));
-	return err ? -1 : 0;
+	if (chosen == NULL) {
+		json_object_put(probs);
+		return -1;
+	}
+	ju_add(o, "choice", ju_string(chosen));
+	ju_add(o, "probabilities", probs);
+	ju_add(o, "confidence", ju_num(q[best]));
+	ju_add(o, "x_abstain", ju_bool(q[best] < threshold));
+	return 0;
 }
 
 static json_object *
 choice_distribution(json_object *c, const double *p, size_t n)
 {
-	json_object	*o;
+	json_object	*o = ju_obj();
 	size_t		 i = 0;
-	int		 err = 0;
 
-	if ((o = json_object_new_object()) == NULL)
-		return NULL;
 	json_object_object_foreach(c, k, v) {
 		(void)v;
 		if (i < n)
-			err |= put(o, k, ju_num(p[i]));
+			ju_add(o, k, ju_num(p[i]));
 		i++;
-	}
-	if (err) {
-		json_object_put(o);
-		return NULL;
 	}
 	return o;
 }
@@ -189,56 +163,38 @@ static int
 score_answer(json_object *o, json_object *c, const double *q, size_t n,
     double threshold)
 {
-	json_object	*legend, *probs, *label;
+	json_object	*legend = ju_obj(), *probs = ju_obj(), *label;
 	char		 idx[24];
 	double		 score = 0;
 	size_t		 i, best;
-	int		 err = 0;
 
 	best = argmax(q, n);
 	for (i = 0; i < n; i++)
 		score += (double)i * q[i];
-	legend = json_object_new_object();
-	probs = json_object_new_object();
-	if (legend == NULL || probs == NULL) {
-		json_object_put(legend);
-		json_object_put(probs);
-		return -1;
-	}
 	for (i = 0; i < n; i++) {
 		snprintf(idx, sizeof(idx), "%zu", i);
 		label = json_object_array_get_idx(c, i);
-		err |= put(legend, idx, json_object_new_string_len(
-		    json_object_get_string(label),
-		    json_object_get_string_len(label)));
-		err |= put(probs, idx, ju_num(q[i]));
+		ju_add(legend, idx, ju_string_len(json_object_get_string(label),
+		    (size_t)json_object_get_string_len(label)));
+		ju_add(probs, idx, ju_num(q[i]));
 	}
-	err |= put(o, "score", ju_num(score));
-	err |= put(o, "legend", legend);
-	err |= put(o, "probabilities", probs);
-	err |= put(o, "confidence", ju_num(q[best]));
-	err |= put(o, "x_abstain", json_object_new_boolean(q[best] < threshold));
-	return err ? -1 : 0;
+	ju_add(o, "score", ju_num(score));
+	ju_add(o, "legend", legend);
+	ju_add(o, "probabilities", probs);
+	ju_add(o, "confidence", ju_num(q[best]));
+	ju_add(o, "x_abstain", ju_bool(q[best] < threshold));
+	return 0;
 }
 
 static json_object *
 score_distribution(json_object *c, const double *p, size_t n)
 {
-	json_object	*a;
+	json_object	*a = ju_arr();
 	size_t		 i;
 
 	(void)c;
-	if ((a = json_object_new_array()) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		json_object	*v = ju_num(p[i]);
-
-		if (v == NULL || json_object_array_add(a, v) != 0) {
-			json_object_put(v);
-			json_object_put(a);
-			return NULL;
-		}
-	}
+	for (i = 0; i < n; i++)
+		ju_push(a, ju_num(p[i]));
 	return a;
 }
 
@@ -249,14 +205,13 @@ noul_answer(json_object *o, json_object *c, const double *q, size_t n,
     double threshold)
 {
 	double	 t = q[0], conf;
-	int	 err = 0;
 
 	(void)c;
 	(void)n;
 	conf = t > 1 - t ? t : 1 - t;
-	err |= put(o, "noul", ju_num(t));
-	err |= put(o, "x_abstain", json_object_new_boolean(conf < threshold));
-	return err ? -1 : 0;
+	ju_add(o, "noul", ju_num(t));
+	ju_add(o, "x_abstain", ju_bool(conf < threshold));
+	return 0;
 }
 
 static json_object *
@@ -284,24 +239,21 @@ answer_build(json_object *question, const double *p, size_t n, double T,
 	json_object	*o;
 	double		 stackq[STACK_CAP], *q;
 	enum qtype	 t;
-	int		 err = 0;
 
 	t = question_type(question);
 	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
 		return NULL;
+	/* Sized by the question's options: checked. */
 	q = n <= STACK_CAP ? stackq : malloc(n * sizeof(*q));
 	if (q == NULL)
 		return NULL;
 	answer_temper(p, n, T, q);
-	if ((o = json_object_new_object()) != NULL) {
-		err |= put(o, "type",
-		    json_object_new_string(question_type_name(t)));
-		err |= builders[t].answer(o, criteria_of(question), q, n,
-		    threshold);
-		if (err) {
-			json_object_put(o);
-			o = NULL;
-		}
+	o = ju_obj();
+	ju_add(o, "type", ju_string(question_type_name(t)));
+	if (builders[t].answer(o, criteria_of(question), q, n,
+	    threshold) == -1) {
+		json_object_put(o);
+		o = NULL;
 	}
 	if (q != stackq)
 		free(q);

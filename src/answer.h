@@ -33,13 +33,13 @@ void		 answer_temper(const double *p, size_t n, double T, double *q);
  * confidence < threshold; ties go to the first index.  Numbers are finite
  * doubles serialised in their shortest round-trip form (0.1, not
  * 0.10000000000000001).  Returns a new object the caller owns, or NULL if
- * n does not match the question or memory ran out. */
+ * n does not match the question or, for many options, memory ran out. */
 json_object	*answer_build(json_object *question, const double *p, size_t n,
 		    double T, double threshold);
 
 /* The untempered distribution as a decision stores it: choice {key: p},
  * score [p0, ...], noul p_true (a double).  New object the caller owns,
- * or NULL if n does not match the question or memory ran out. */
+ * or NULL if n does not match the question. */
 json_object	*answer_distribution_json(json_object *question,
 		    const double *p, size_t n);
 

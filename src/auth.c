@@ -1,4 +1,6 @@
 /* auth.c: key format, argon2id of HMAC(pepper, secret), the memo. */
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -10,6 +10,8 @@
  * same order: a backend is never refused without asking.  When none
  * answered: 503 backend_unavailable, with the largest retry hint an
  * upstream gave, else 1 s. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

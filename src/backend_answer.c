@@ -1,6 +1,8 @@
 /* backend_answer.c: a backend's answer, its allocation and release.
  * Pure: no I/O, no global state, so that the unit tests and the fuzzer
  * build it with the kinds' parsers alone. */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

@@ -7,6 +7,8 @@
  * pointer to the caller's memory.  The answer's body goes into the
  * caller's capped buffer.  What a transport failure or an HTTP status
  * means for the replica is read from the two tables below. */
+#include "config.h"
+
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>

@@ -28,6 +28,8 @@
  * At the end, the kind itself (struct backend_kind): the adapter from a
  * backend's call to these functions.  All of it is pure: no I/O, no
  * global state. */
+#include "config.h"
+
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>

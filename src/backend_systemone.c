@@ -8,6 +8,8 @@
  * parser of the answer, backend_parse_systemone(), is pure (no I/O, no
  * global state), so that the unit tests and the fuzzer
  * (fuzz/fuzz_upstream.c) call it without an upstream. */
+#include "config.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>

@@ -1,4 +1,6 @@
 /* buf.c: a growable byte buffer with a cap (see buf.h). */
+#include "config.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

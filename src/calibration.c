@@ -2,6 +2,8 @@
  * Brier score, log loss, expected calibration error and its bins,
  * abstention — and temperature scaling fitted by golden-section search.
  * Pure; the tempering itself is answer.c's. */
+#include "config.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>

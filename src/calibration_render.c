@@ -1,6 +1,8 @@
 /* calibration_render.c: a calibration report as JSON, text or HTML
  * (calibration_render.h).  Everything is read back from the report's
  * JSON, so that the three formats show the same figures. */
+#include "config.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

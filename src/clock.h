@@ -1,13 +1,16 @@
-/* clock.h: wall-clock time for everything that dates or counts.  Tests
- * may point SERVICE_TEST_CLOCK_FILE at a file holding epoch milliseconds
- * to move the clock (the UTC day boundary of quotas, key expiry). */
+/* clock.h: wall-clock time for everything that dates or counts.  In a
+ * build configured with --enable-test-hooks, tests may point
+ * SERVICE_TEST_CLOCK_FILE at a file holding epoch milliseconds to move
+ * the clock (the UTC day boundary of quotas, key expiry). */
 #ifndef EVALGATE_CLOCK_H
 #define EVALGATE_CLOCK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef EVALGATE_TEST_HOOKS
 void	 clock_use_file(const char *path);	/* NULL or "": real time */
+#endif
 int64_t	 clock_now_ms(void);			/* wall clock, epoch ms */
 int64_t	 clock_mono_us(void);			/* monotonic, for latency */
 /* Formats epoch ms as RFC 3339 UTC: "2026-11-21T16:25:51.123Z". */

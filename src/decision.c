@@ -1,5 +1,7 @@
 /* decision.c: a recorded decision as the JSON of design.md section 9,
  * shared by GET /v1/decisions/{id} and the administration export. */
+#include "config.h"
+
 #include <ctype.h>
 
 #include "decision.h"
@@ -24,17 +26,17 @@ decision_id_canon(const char *s, char id[UUID7_LEN + 1])
 static json_object *
 outcomes_json(json_object *rows)
 {
-	json_object *out = json_object_new_object(), *o, *v;
+	json_object *out = ju_obj(), *o, *v;
 
 	json_object_object_foreach(rows, name, row) {
-		o = json_object_new_object();
+		o = ju_obj();
 		json_object_object_get_ex(row, "value", &v);
-		json_object_object_add(o, "value", json_object_get(v));
+		ju_add(o, "value", json_object_get(v));
 		json_object_object_get_ex(row, "source", &v);
-		json_object_object_add(o, "source", json_object_get(v));
+		ju_add(o, "source", json_object_get(v));
 		json_object_object_get_ex(row, "recorded_at_ms", &v);
 		ju_add_time(o, "recorded_at", json_object_get_int64(v));
-		json_object_object_add(out, name, o);
+		ju_add(out, name, o);
 	}
 	return out;
 }
@@ -42,21 +44,20 @@ outcomes_json(json_object *rows)
 json_object *
 decision_to_json(const struct decision_row *d, int with_state)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = ju_obj();
 
 	ju_add_str(o, "id", d->id);
 	ju_add_time(o, "created_at", d->created_at_ms);
 	ju_add_str(o, "model", d->model);
 	ju_add_str(o, "x_backend", d->backend);
-	json_object_object_add(o, "x_schema",
-	    ju_ref(d->schema_slug, d->schema_version));
+	ju_add(o, "x_schema", ju_ref(d->schema_slug, d->schema_version));
 	if (d->template_version != 0)
-		json_object_object_add(o, "x_template",
+		ju_add(o, "x_template",
 		    ju_ref(d->template_slug, d->template_version));
-	json_object_object_add(o, "answers", json_object_get(d->answers));
-	json_object_object_add(o, "outcomes", outcomes_json(d->outcomes));
+	ju_add(o, "answers", json_object_get(d->answers));
+	ju_add(o, "outcomes", outcomes_json(d->outcomes));
 	if (with_state && d->state != NULL)
-		json_object_object_add(o, "state", json_object_get(d->state));
+		ju_add(o, "state", json_object_get(d->state));
 	return o;
 }
 

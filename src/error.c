@@ -1,4 +1,6 @@
 /* error.c: the table of error codes and the setter every module uses. */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,6 +8,7 @@
 
 #include "error.h"
 #include "utf8.h"
+#include "xalloc.h"
 
 static const struct {
 	int		 status;
@@ -41,6 +44,17 @@ error_name(enum err_code code)
 	return code < ERR__MAX ? errors[code].name : "internal_error";
 }
 
+/* Adds key: the string s to the details. */
+static void
+detail_str(struct error *e, const char *key, const char *s)
+{
+	json_object *v;
+
+	if ((v = json_object_new_string(s)) == NULL)
+		xoom("error details");
+	error_detail(e, key, v);
+}
+
 int
 error_set(struct error *e, enum err_code code, const char *field,
     const char *fmt, ...)
@@ -64,20 +78,22 @@ error_set(struct error *e, enum err_code code, const char *field,
 	}
 	snprintf(e->message, sizeof(e->message), "%.150s: %s", field, reason);
 	utf8_scrub(e->message);
-	if ((f = strdup(field)) != NULL)
-		utf8_scrub(f);
-	error_detail(e, "field", json_object_new_string(f != NULL ? f : field));
+	f = xstrdup(field);
+	utf8_scrub(f);
+	detail_str(e, "field", f);
 	free(f);
-	error_detail(e, "reason", json_object_new_string(reason));
+	detail_str(e, "reason", reason);
 	return -1;
 }
 
 void
 error_detail(struct error *e, const char *key, json_object *value)
 {
-	if (e->details == NULL)
-		e->details = json_object_new_object();
-	json_object_object_add(e->details, key, value);
+	if (e->details == NULL &&
+	    (e->details = json_object_new_object()) == NULL)
+		xoom("error details");
+	if (json_object_object_add(e->details, key, value) != 0)
+		xoom("error details");
 }
 
 void

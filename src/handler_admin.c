@@ -8,6 +8,8 @@
  * DELETE.  The operations validate, run and audit, exactly as they do
  * for evalgate-admin, so the two cannot drift: nothing here knows what
  * an application or a schema is. */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

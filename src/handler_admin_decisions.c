@@ -7,6 +7,8 @@
  * lines, reading a page at a time so that neither the worker's memory
  * nor a read transaction grows with the range.  Each decision is written
  * by decision.c, as GET /v1/decisions/{id} writes it. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,17 +184,17 @@ handle_admin_decisions(struct req *r, struct error *e)
 		return -1;
 	}
 	shown = p->n > (size_t)limit ? (size_t)limit : p->n;
-	list = json_object_new_array();
+	list = ju_arr();
 	for (i = 0; i < shown && rc != -1; i++)
 		if ((o = row_json(r, &a, p, i, &rc, e)) != NULL)
-			json_object_array_add(list, o);
+			ju_push(list, o);
 	if (rc == -1) {
 		json_object_put(list);
 		free(p);
 		return -1;
 	}
-	body = json_object_new_object();
-	json_object_object_add(body, "decisions", list);
+	body = ju_obj();
+	ju_add(body, "decisions", list);
 	if (p->n > shown) {
 		cursor_encode(p->rows[shown - 1].ms, p->rows[shown - 1].id,
 		    cursor, sizeof(cursor));

@@ -4,6 +4,8 @@
  * operation `evalgate-admin calibration` runs; the report is answered as
  * JSON (the default), text or a self-contained HTML page.  A GET changes
  * nothing: there is no apply here. */
+#include "config.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "handlers.h"
 #include "json_util.h"
 #include "ops.h"
+#include "xalloc.h"
 
 #define QUERY_MAX	4200	/* bytes of a decoded parameter */
 
@@ -40,7 +43,7 @@ param_value(const struct param *p, const char *v, struct error *e)
 
 	switch (p->kind) {
 	case PARAM_TEXT:
-		return json_object_new_string(v);
+		return ju_string(v);
 	case PARAM_INT:
 		n = strtoll(v, &end, 10);
 		if (*v == '\0' || *end != '\0' || strspn(v, "0123456789") !=
@@ -49,7 +52,7 @@ param_value(const struct param *p, const char *v, struct error *e)
 			    "must be a positive integer");
 			return NULL;
 		}
-		return json_object_new_int64(n);
+		return ju_int(n);
 	case PARAM_NUMBER:
 		d = strtod(v, &end);
 		if (*v == '\0' || *end != '\0' || !isfinite(d)) {
@@ -57,7 +60,7 @@ param_value(const struct param *p, const char *v, struct error *e)
 			    "must be a number");
 			return NULL;
 		}
-		return json_object_new_double(d);
+		return ju_must(json_object_new_double(d));
 	}
 	return NULL;
 }
@@ -67,16 +70,11 @@ param_value(const struct param *p, const char *v, struct error *e)
 static json_object *
 input(struct req *r, struct error *e)
 {
-	json_object	*in = json_object_new_object(), *v;
-	char		*buf;
+	json_object	*in = ju_obj(), *v;
+	char		*buf = xmalloc(QUERY_MAX);
 	size_t		 i;
 
-	if (in == NULL || (buf = malloc(QUERY_MAX)) == NULL) {
-		json_object_put(in);
-		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
-		return NULL;
-	}
-	json_object_object_add(in, "id", json_object_new_string(r->params[0]));
+	ju_add(in, "id", ju_string(r->params[0]));
 	for (i = 0; i < NPARAMS; i++) {
 		if (req_query(r, params[i].name, buf, QUERY_MAX) == NULL)
 			continue;
@@ -85,7 +83,7 @@ input(struct req *r, struct error *e)
 			in = NULL;
 			break;
 		}
-		json_object_object_add(in, params[i].name, v);
+		ju_add(in, params[i].name, v);
 	}
 	free(buf);
 	return in;

@@ -7,6 +7,8 @@
  * checked against its question in the schema version the decision used
  * before anything is written; the store then applies the outcome table in
  * one transaction. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,8 @@
 #include "json_util.h"
 #include "question.h"
 #include "store.h"
+#include "utf8.h"
+#include "xalloc.h"
 
 #define SOURCE_MAX_CHARS 200
 
@@ -64,9 +68,7 @@ check_answers(json_object *body, json_object *questions,
 		return error_set(e, ERR_VALIDATION, "answers",
 		    "must name at least one question");
 	json_object_object_foreach(*values, name, v) {
-		if (asprintf(&field, "answers.%s", name) == -1)
-			return error_set(e, ERR_UNAVAILABLE, NULL,
-			    "out of memory");
+		field = xasprintf("answers.%s", name);
 		if (!json_object_object_get_ex(questions, name, &q))
 			rc = error_set(e, ERR_VALIDATION, field,
 			    "the decision has no such question");
@@ -85,7 +87,7 @@ check_source(json_object *body, const char **source, struct error *e)
 {
 	json_object	*v;
 	const char	*s;
-	size_t		 len, i, chars = 0;
+	size_t		 len;
 
 	*source = NULL;
 	if (!json_object_object_get_ex(body, "source", &v) || v == NULL)
@@ -95,9 +97,7 @@ check_source(json_object *body, const char **source, struct error *e)
 		    "must be a string");
 	s = json_object_get_string(v);
 	len = (size_t)json_object_get_string_len(v);
-	for (i = 0; i < len; i++)	/* code points: valid UTF-8 here */
-		chars += ((unsigned char)s[i] & 0xc0) != 0x80;
-	if (chars > SOURCE_MAX_CHARS)
+	if (utf8_count(s, len) > SOURCE_MAX_CHARS)	/* valid UTF-8 here */
 		return error_set(e, ERR_VALIDATION, "source",
 		    "must be at most %d characters", SOURCE_MAX_CHARS);
 	if (strlen(s) != len)
@@ -112,15 +112,15 @@ check_source(json_object *body, const char **source, struct error *e)
 static void
 respond(struct req *r, const char *id, json_object *values)
 {
-	json_object *body = json_object_new_object();
-	json_object *names = json_object_new_array();
+	json_object *body = ju_obj();
+	json_object *names = ju_arr();
 
 	json_object_object_foreach(values, name, v) {
 		(void)v;
-		json_object_array_add(names, json_object_new_string(name));
+		ju_push(names, ju_string(name));
 	}
 	ju_add_str(body, "decision_id", id);
-	json_object_object_add(body, "recorded", names);
+	ju_add(body, "recorded", names);
 	http_json(r, 200, body);
 	json_object_put(body);
 }

@@ -6,6 +6,8 @@
  * the call against the rate limit and quota; ask the backend with no
  * transaction open; temper and shape the answers; record the decision in
  * one write transaction; answer. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,46 +55,29 @@ eval_clear(struct eval *ev)
 	json_object_put(ev->dists);
 }
 
-/* An optional member that must be an object when present. */
+/* {id, version?} of the body's x_schema or x_template (field), each
+ * refusal with one message per member.  A NUL would cut the name short:
+ * "demo\u0000x" is not "demo".  A version beyond INT64_MAX is read as
+ * INT64_MAX, a version no schema has. */
 static int
-opt_object(json_object *body, const char *key, json_object **out,
-    struct error *e)
+ref(json_object *body, const char *field, const char **id,
+    int64_t *version, struct error *e)
 {
-	*out = NULL;
-	if (!json_object_object_get_ex(body, key, out))
-		return 0;
-	if (!json_object_is_type(*out, json_type_object))
-		return error_set(e, ERR_VALIDATION, key, "must be an object");
-	return 0;
-}
-
-/* {id, version?} of x_schema and x_template. */
-static int
-ref(json_object *obj, const char *field, const char **id, int64_t *version,
-    struct error *e)
-{
-	char path[32];
+	json_object	*v;
+	char		 path[32];
 
 	snprintf(path, sizeof(path), "%s.id", field);
-	*id = ju_str(obj, "id");
-	/* A NUL would cut the name short: "demo\u0000x" is not "demo". */
-	if (*id == NULL || **id == '\0' || strlen(*id) >= SLUG_MAX ||
-	    strlen(*id) != (size_t)json_object_get_string_len(
-	    json_object_object_get(obj, "id")))
+	if (ju_req_str(body, path, SLUG_MAX - 1, id, e) == -1)
 		return error_set(e, ERR_VALIDATION, path,
 		    "must be a non-empty string of at most %d bytes, without"
 		    " NUL", SLUG_MAX - 1);
 	*version = 0;
 	snprintf(path, sizeof(path), "%s.version", field);
-	if (json_object_object_get_ex(obj, "version", NULL) &&
-	    json_object_object_get(obj, "version") != NULL) {
-		json_object *v = json_object_object_get(obj, "version");
-
-		if (!json_object_is_type(v, json_type_int) ||
-		    (*version = json_object_get_int64(v)) < 1)
-			return error_set(e, ERR_VALIDATION, path,
-			    "must be an integer from 1");
-	}
+	if (ju_get(body, path, &v) && v != NULL &&
+	    (!json_object_is_type(v, json_type_int) ||
+	    (*version = json_object_get_int64(v)) < 1))
+		return error_set(e, ERR_VALIDATION, path,
+		    "must be an integer from 1");
 	return 0;
 }
 
@@ -116,7 +101,7 @@ template_refusal(struct error *e)
 		    json_object_get_string(v));
 	else
 		snprintf(field, sizeof(field), "x_template");
-	error_detail(e, "field", json_object_new_string(field));
+	error_detail(e, "field", ju_string(field));
 	return -1;
 }
 
@@ -124,8 +109,7 @@ template_refusal(struct error *e)
  * state.  Variables missing or not an object, and an unknown template or
  * version, are template_render_error, like every rendering refusal. */
 static int
-render_template(struct req *r, struct eval *ev, json_object *xt,
-    struct error *e)
+render_template(struct req *r, struct eval *ev, struct error *e)
 {
 	const char	*id;
 	json_object	*values;
@@ -134,9 +118,9 @@ render_template(struct req *r, struct eval *ev, json_object *xt,
 	int64_t		 version;
 	int		 rc;
 
-	if (ref(xt, "x_template", &id, &version, e) == -1)
+	if (ref(ev->body, "x_template", &id, &version, e) == -1)
 		return -1;
-	if (!json_object_object_get_ex(xt, "variables", &values) ||
+	if (!ju_get(ev->body, "x_template.variables", &values) ||
 	    !json_object_is_type(values, json_type_object)) {
 		error_set(e, ERR_TEMPLATE_RENDER, "x_template.variables",
 		    "must be an object of the template's variables");
@@ -153,9 +137,11 @@ render_template(struct req *r, struct eval *ev, json_object *xt,
 	    ev->tv.escape_html, (size_t)r->settings->max_state_chars, &text,
 	    &len, e) == -1)
 		return template_refusal(e);
+	/* Sized by the input: checked, a 503 without memory. */
 	ev->rendered = json_object_new_string_len(text, (int)len);
 	free(text);
-	ev->state = ev->rendered;
+	if ((ev->state = ev->rendered) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	return 0;
 }
 
@@ -171,7 +157,7 @@ resolve_schema(struct req *r, struct eval *ev, json_object *xs,
 	if (xs != NULL) {
 		/* Unknown and ungranted look the same: existence is not
 		 * revealed. */
-		if (ref(xs, "x_schema", &id, &version, e) == -1)
+		if (ref(ev->body, "x_schema", &id, &version, e) == -1)
 			return -1;
 		if ((rc = store_schema_get(r->store, id, version, &ev->sv,
 		    e)) == -1)
@@ -210,14 +196,14 @@ resolve_schema(struct req *r, struct eval *ev, json_object *xs,
 	error_set(e, ERR_INVALID_SCHEMA, "questions",
 	    "the shape of the questions matches no published schema; "
 	    "publish it as a schema version first");
-	error_detail(e, "fingerprint", json_object_new_string(fp));
+	error_detail(e, "fingerprint", ju_string(fp));
 	return -1;
 }
 
 static int
 parse(struct req *r, struct eval *ev, struct error *e)
 {
-	json_object *model, *xt, *xs;
+	json_object *model, *xt = NULL, *xs = NULL;
 
 	if ((ev->body = req_json_object(r, e)) == NULL)
 		return -1;
@@ -234,11 +220,11 @@ parse(struct req *r, struct eval *ev, struct error *e)
 			return error_set(e, ERR_VALIDATION, "model",
 			    "must not contain NUL");
 	}
-	if (opt_object(ev->body, "x_template", &xt, e) == -1 ||
-	    opt_object(ev->body, "x_schema", &xs, e) == -1)
+	if (ju_opt_obj(ev->body, "x_template", &xt, e) == -1 ||
+	    ju_opt_obj(ev->body, "x_schema", &xs, e) == -1)
 		return -1;
 	if (xt != NULL) {
-		if (render_template(r, ev, xt, e) == -1)
+		if (render_template(r, ev, e) == -1)
 			return -1;
 	} else {
 		if (!json_object_object_get_ex(ev->body, "state", &ev->state))
@@ -291,8 +277,8 @@ build_answers(struct eval *ev, struct error *e)
 	json_object	*answer;
 	size_t		 i = 0, n;
 
-	ev->answers = json_object_new_object();
-	ev->dists = json_object_new_object();
+	ev->answers = ju_obj();
+	ev->dists = ju_obj();
 	json_object_object_foreach(ev->questions, name, q) {
 		n = question_arity(q);
 		if (i >= ev->ba.nquestions ||
@@ -308,8 +294,8 @@ build_answers(struct eval *ev, struct error *e)
 		if (answer == NULL)
 			return error_set(e, ERR_INTERNAL, NULL,
 			    "cannot build the answer to '%s'", name);
-		json_object_object_add(ev->answers, name, answer);
-		json_object_object_add(ev->dists, name,
+		ju_add(ev->answers, name, answer);
+		ju_add(ev->dists, name,
 		    answer_distribution_json(q, ev->ba.dist[i], n));
 		i++;
 	}
@@ -349,32 +335,26 @@ record(struct req *r, struct eval *ev, int64_t gateway_ms, struct error *e)
 static void
 respond(struct req *r, struct eval *ev, int64_t gateway_ms)
 {
-	json_object *body = json_object_new_object(), *o;
+	json_object *body = ju_obj(), *o;
 
 	ju_add_str(body, "model", ev->model);
-	json_object_object_add(body, "answers", json_object_get(ev->answers));
+	ju_add(body, "answers", json_object_get(ev->answers));
 	if (ev->ba.has_usage) {
-		o = json_object_new_object();
-		json_object_object_add(o, "input_tokens",
-		    json_object_new_int64(ev->ba.input_tokens));
-		json_object_object_add(o, "output_tokens",
-		    json_object_new_int64(ev->ba.output_tokens));
-		json_object_object_add(body, "usage", o);
+		o = ju_obj();
+		ju_add(o, "input_tokens", ju_int(ev->ba.input_tokens));
+		ju_add(o, "output_tokens", ju_int(ev->ba.output_tokens));
+		ju_add(body, "usage", o);
 	}
 	ju_add_str(body, "x_decision_id", ev->id);
 	ju_add_str(body, "x_backend", ev->backend.name);
-	json_object_object_add(body, "x_schema",
-	    ju_ref(ev->sv.slug, ev->sv.version));
-	json_object_object_add(body, "x_schema_version",
-	    json_object_new_int64(ev->sv.version));
+	ju_add(body, "x_schema", ju_ref(ev->sv.slug, ev->sv.version));
+	ju_add(body, "x_schema_version", ju_int(ev->sv.version));
 	if (ev->tv.version != 0)
-		json_object_object_add(body, "x_template",
-		    ju_ref(ev->tv.slug, ev->tv.version));
-	o = json_object_new_object();
-	json_object_object_add(o, "gateway", json_object_new_int64(gateway_ms));
-	json_object_object_add(o, "backend",
-	    json_object_new_int64(ev->backend_ms));
-	json_object_object_add(body, "x_latency_ms", o);
+		ju_add(body, "x_template", ju_ref(ev->tv.slug, ev->tv.version));
+	o = ju_obj();
+	ju_add(o, "gateway", ju_int(gateway_ms));
+	ju_add(o, "backend", ju_int(ev->backend_ms));
+	ju_add(body, "x_latency_ms", o);
 	http_json(r, 200, body);
 	json_object_put(body);
 }

@@ -2,6 +2,8 @@
  *
  * Every response carries x-service-request-id (the spec) and the same
  * value in x-typesafe-request-id (what the official SDKs read). */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

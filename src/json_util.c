@@ -1,5 +1,7 @@
 /* json_util.c: typed member access with refusals naming the field, and
  * the JSON parsing and number writing every module shares. */
+#include "config.h"
+
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +11,7 @@
 #include "clock.h"
 #include "json_util.h"
 #include "utf8.h"
+#include "xalloc.h"
 
 json_object *
 ju_parse(const char *text)
@@ -237,86 +240,161 @@ ju_parse_body(const char *body, size_t len, struct error *e)
 	return obj;
 }
 
+/* Follows path from obj: 1 with *v set, 0 when a member is absent, or
+ * -1 when a member on the way is there but not an object (or null): *at
+ * is then the length of the path that leads to it. */
+static int
+walk(json_object *obj, const char *path, json_object **v, size_t *at)
+{
+	char		 name[JU_PATH_MAX];
+	const char	*p = path, *dot;
+	size_t		 n;
+
+	*v = obj;
+	for (;;) {
+		dot = strchr(p, '.');
+		n = dot != NULL ? (size_t)(dot - p) : strlen(p);
+		if (n >= sizeof(name))
+			return 0;
+		if (p != path && !json_object_is_type(*v, json_type_object)) {
+			*at = (size_t)(p - path) - 1;
+			return -1;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		if (!json_object_object_get_ex(*v, name, v))
+			return 0;
+		if (dot == NULL)
+			return 1;
+		p = dot + 1;
+	}
+}
+
+/* The member at path for a typed getter: 1 with *v set, 0 absent, or -1
+ * with e set for a member on the way that is not an object. */
+static int
+member(json_object *obj, const char *path, json_object **v,
+    struct error *e)
+{
+	char	 field[JU_PATH_MAX];
+	size_t	 at;
+	int	 rc;
+
+	if ((rc = walk(obj, path, v, &at)) != -1)
+		return rc;
+	snprintf(field, sizeof(field), "%.*s", (int)at, path);
+	return error_set(e, ERR_VALIDATION, field, "must be an object");
+}
+
+int
+ju_get(json_object *obj, const char *path, json_object **v)
+{
+	json_object	*found;
+	size_t		 at;
+
+	if (walk(obj, path, &found, &at) != 1)
+		return 0;
+	*v = found;
+	return 1;
+}
+
 const char *
-ju_str(json_object *obj, const char *key)
+ju_str(json_object *obj, const char *path)
 {
 	json_object *v;
 
-	if (!json_object_object_get_ex(obj, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
+	if (!ju_get(obj, path, &v) || !json_object_is_type(v, json_type_string))
 		return NULL;
 	return json_object_get_string(v);
 }
 
 int
-ju_opt_str(json_object *obj, const char *key, size_t maxlen,
+ju_opt_obj(json_object *obj, const char *path, json_object **out,
+    struct error *e)
+{
+	json_object	*v;
+	int		 rc;
+
+	if ((rc = member(obj, path, &v, e)) != 1)
+		return rc;
+	if (!json_object_is_type(v, json_type_object))
+		return error_set(e, ERR_VALIDATION, path, "must be an object");
+	*out = v;
+	return 0;
+}
+
+int
+ju_opt_str(json_object *obj, const char *path, size_t maxlen,
     const char **out, struct error *e)
 {
 	json_object	*v;
 	size_t		 len;
+	int		 rc;
 
-	if (!json_object_object_get_ex(obj, key, &v) || v == NULL)
-		return 0;
+	if ((rc = member(obj, path, &v, e)) != 1 || v == NULL)
+		return rc;
 	if (!json_object_is_type(v, json_type_string))
-		return error_set(e, ERR_VALIDATION, key, "must be a string");
+		return error_set(e, ERR_VALIDATION, path, "must be a string");
 	len = (size_t)json_object_get_string_len(v);
 	if (len == 0 || len > maxlen)
-		return error_set(e, ERR_VALIDATION, key,
+		return error_set(e, ERR_VALIDATION, path,
 		    "must be 1 to %zu characters", maxlen);
 	if (strlen(json_object_get_string(v)) != len)
-		return error_set(e, ERR_VALIDATION, key,
+		return error_set(e, ERR_VALIDATION, path,
 		    "must not contain NUL");
 	*out = json_object_get_string(v);
 	return 0;
 }
 
 int
-ju_req_str(json_object *obj, const char *key, size_t maxlen,
+ju_req_str(json_object *obj, const char *path, size_t maxlen,
     const char **out, struct error *e)
 {
 	*out = NULL;
-	if (ju_opt_str(obj, key, maxlen, out, e) == -1)
+	if (ju_opt_str(obj, path, maxlen, out, e) == -1)
 		return -1;
 	if (*out == NULL)
-		return error_set(e, ERR_VALIDATION, key, "is required");
+		return error_set(e, ERR_VALIDATION, path, "is required");
 	return 0;
 }
 
 int
-ju_opt_bool(json_object *obj, const char *key, int *out, struct error *e)
+ju_opt_bool(json_object *obj, const char *path, int *out, struct error *e)
 {
-	json_object *v;
+	json_object	*v;
+	int		 rc;
 
-	if (!json_object_object_get_ex(obj, key, &v) || v == NULL)
-		return 0;
+	if ((rc = member(obj, path, &v, e)) != 1 || v == NULL)
+		return rc;
 	if (!json_object_is_type(v, json_type_boolean))
-		return error_set(e, ERR_VALIDATION, key, "must be a boolean");
+		return error_set(e, ERR_VALIDATION, path, "must be a boolean");
 	*out = json_object_get_boolean(v);
 	return 0;
 }
 
 int
-ju_opt_int(json_object *obj, const char *key, int64_t min, int64_t max,
+ju_opt_int(json_object *obj, const char *path, int64_t min, int64_t max,
     int64_t *out, int *is_null, struct error *e)
 {
 	json_object	*v;
 	int64_t		 n;
+	int		 rc;
 
-	if (!json_object_object_get_ex(obj, key, &v))
-		return 0;
+	if ((rc = member(obj, path, &v, e)) != 1)
+		return rc;
 	if (v == NULL) {
 		if (is_null == NULL)
-			return error_set(e, ERR_VALIDATION, key,
+			return error_set(e, ERR_VALIDATION, path,
 			    "must be an integer");
 		*is_null = 1;
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_int))
-		return error_set(e, ERR_VALIDATION, key, "must be an integer");
+		return error_set(e, ERR_VALIDATION, path, "must be an integer");
 	n = json_object_get_int64(v);
 	if (n < min || n > max || (n == INT64_MAX &&
 	    json_object_get_uint64(v) > INT64_MAX))
-		return error_set(e, ERR_VALIDATION, key,
+		return error_set(e, ERR_VALIDATION, path,
 		    "must be from %lld to %lld", (long long)min,
 		    (long long)max);
 	*out = n;
@@ -324,23 +402,84 @@ ju_opt_int(json_object *obj, const char *key, int64_t min, int64_t max,
 }
 
 int
-ju_opt_num(json_object *obj, const char *key, double min, double max,
+ju_opt_num(json_object *obj, const char *path, double min, double max,
     double *out, struct error *e)
 {
 	json_object	*v;
 	double		 d;
+	int		 rc;
 
-	if (!json_object_object_get_ex(obj, key, &v) || v == NULL)
-		return 0;
+	if ((rc = member(obj, path, &v, e)) != 1 || v == NULL)
+		return rc;
 	if (!json_object_is_type(v, json_type_int) &&
 	    !json_object_is_type(v, json_type_double))
-		return error_set(e, ERR_VALIDATION, key, "must be a number");
+		return error_set(e, ERR_VALIDATION, path, "must be a number");
 	d = json_object_get_double(v);
 	if (!isfinite(d) || d < min || d > max)
-		return error_set(e, ERR_VALIDATION, key,
+		return error_set(e, ERR_VALIDATION, path,
 		    "must be from %g to %g", min, max);
 	*out = d;
 	return 0;
+}
+
+json_object *
+ju_must(json_object *o)
+{
+	if (o == NULL)
+		xoom("json-c object");
+	return o;
+}
+
+json_object *
+ju_obj(void)
+{
+	return ju_must(json_object_new_object());
+}
+
+json_object *
+ju_arr(void)
+{
+	return ju_must(json_object_new_array());
+}
+
+json_object *
+ju_int(int64_t n)
+{
+	return ju_must(json_object_new_int64(n));
+}
+
+json_object *
+ju_bool(int b)
+{
+	return ju_must(json_object_new_boolean(b != 0));
+}
+
+json_object *
+ju_string(const char *s)
+{
+	return ju_must(json_object_new_string(s));
+}
+
+json_object *
+ju_string_len(const char *s, size_t len)
+{
+	if (len > INT_MAX)
+		xoom("json-c string");
+	return ju_must(json_object_new_string_len(s, (int)len));
+}
+
+void
+ju_add(json_object *obj, const char *key, json_object *v)
+{
+	if (json_object_object_add(obj, key, v) != 0)
+		xoom("json-c member");
+}
+
+void
+ju_push(json_object *arr, json_object *v)
+{
+	if (json_object_array_add(arr, v) != 0)
+		xoom("json-c element");
 }
 
 json_object *
@@ -360,13 +499,13 @@ ju_num(double d)
 	}
 	if (strspn(buf, "-0123456789") == strlen(buf))
 		strncat(buf, ".0", sizeof(buf) - strlen(buf) - 1);
-	return json_object_new_double_s(d, buf);
+	return ju_must(json_object_new_double_s(d, buf));
 }
 
 void
 ju_add_str(json_object *obj, const char *key, const char *v)
 {
-	json_object_object_add(obj, key, v ? json_object_new_string(v) : NULL);
+	ju_add(obj, key, v ? ju_string(v) : NULL);
 }
 
 void
@@ -375,19 +514,19 @@ ju_add_time(json_object *obj, const char *key, int64_t ms)
 	char buf[32];
 
 	if (ms == 0) {
-		json_object_object_add(obj, key, NULL);
+		ju_add(obj, key, NULL);
 		return;
 	}
 	clock_rfc3339(ms, buf);
-	json_object_object_add(obj, key, json_object_new_string(buf));
+	ju_add(obj, key, ju_string(buf));
 }
 
 json_object *
 ju_ref(const char *id, int64_t version)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = ju_obj();
 
 	ju_add_str(o, "id", id);
-	json_object_object_add(o, "version", json_object_new_int64(version));
+	ju_add(o, "version", ju_int(version));
 	return o;
 }

@@ -1,5 +1,11 @@
 /* json_util.h: reading typed members out of request and console input,
- * with refusals that name the field. */
+ * with refusals that name the field.
+ *
+ * Members are named by a path: a member name, or names joined by dots
+ * for a member of a member ("x_schema.id"), as refusals name fields.  A
+ * name holding a dot cannot be reached so: look such names up with
+ * json_object_object_get_ex().  Every value returned is borrowed from
+ * obj. */
 #ifndef EVALGATE_JSON_UTIL_H
 #define EVALGATE_JSON_UTIL_H
 
@@ -10,6 +16,7 @@
 #include "error.h"
 
 #define JU_MAX_DEPTH 64	/* nesting accepted anywhere (design.md section 5) */
+#define JU_PATH_MAX 256	/* bytes of a path */
 
 /* Parses the whole of text (NUL-terminated) as JSON nested at most
  * JU_MAX_DEPTH deep: a new object the caller puts, or NULL for text that
@@ -32,22 +39,43 @@ json_object	*ju_parse_body(const char *body, size_t len, struct error *e);
  * escapes included; "" at the top).  ju_parse_body() refuses these. */
 const char	*ju_lossy(const char *text, size_t len, char *path,
 		    size_t pathsize);
-/* The member key of obj if it is a string, else NULL (borrowed). */
-const char	*ju_str(json_object *obj, const char *key);
-/* Requires member key to be a string of 1..maxlen bytes, without NUL:
- * 0 or -1. */
-int		 ju_req_str(json_object *obj, const char *key, size_t maxlen,
+/* The member at path: 1 with *v set (NULL for JSON null), or 0 when it
+ * is absent or a member on the way is not an object. */
+int		 ju_get(json_object *obj, const char *path, json_object **v);
+/* The member at path if it is a string, else NULL. */
+const char	*ju_str(json_object *obj, const char *path);
+/* Requires the member at path to be a string of 1..maxlen bytes, without
+ * NUL: 0 or -1. */
+int		 ju_req_str(json_object *obj, const char *path, size_t maxlen,
 		    const char **out, struct error *e);
-/* Optional members: absent (and, where null_ok, null) leaves *out as is
- * and returns 0; present with the wrong type or out of range is -1. */
-int		 ju_opt_str(json_object *obj, const char *key, size_t maxlen,
+/* Optional members: absent (and, but for ju_opt_obj() and ju_opt_int()
+ * without is_null, null) leaves *out as is and returns 0; present with
+ * the wrong type or out of range is -1, with e naming the path.  So is
+ * a member on the way that is there but not an object ("x_schema: must
+ * be an object" for "x_schema.id"). */
+int		 ju_opt_obj(json_object *obj, const char *path,
+		    json_object **out, struct error *e);
+int		 ju_opt_str(json_object *obj, const char *path, size_t maxlen,
 		    const char **out, struct error *e);
-int		 ju_opt_bool(json_object *obj, const char *key, int *out,
+int		 ju_opt_bool(json_object *obj, const char *path, int *out,
 		    struct error *e);
-int		 ju_opt_int(json_object *obj, const char *key, int64_t min,
+int		 ju_opt_int(json_object *obj, const char *path, int64_t min,
 		    int64_t max, int64_t *out, int *is_null, struct error *e);
-int		 ju_opt_num(json_object *obj, const char *key, double min,
+int		 ju_opt_num(json_object *obj, const char *path, double min,
 		    double max, double *out, struct error *e);
+
+/* Building JSON: these never return NULL nor fail, as without memory the
+ * process ends (xalloc.h).  Each new object is the caller's; ju_add()
+ * and ju_push() take v (NULL adds a JSON null). */
+json_object	*ju_must(json_object *o);	/* o from json-c, not NULL */
+json_object	*ju_obj(void);
+json_object	*ju_arr(void);
+json_object	*ju_int(int64_t n);
+json_object	*ju_bool(int b);
+json_object	*ju_string(const char *s);
+json_object	*ju_string_len(const char *s, size_t len);
+void		 ju_add(json_object *obj, const char *key, json_object *v);
+void		 ju_push(json_object *arr, json_object *v);
 /* A new JSON number for d, written as the shortest text that reads back
  * as d ("0.4", not "0.40000000000000002"; "1.0" for 1); 0 if not finite. */
 json_object	*ju_num(double d);

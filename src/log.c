@@ -1,5 +1,7 @@
 /* log.c: one line per message, prefixed with the program and pid, with
  * repeated lines counted instead of written (see log.h). */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

@@ -5,6 +5,8 @@
  * own database connection (never one inherited across fork), then
  * answers one request per loop turn.  SIGTERM ends the loop after the
  * request in hand is answered. */
+#include "config.h"
+
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,7 +57,9 @@ main(void)
 		log_warn("bad setting: %s", err);
 		return 1;
 	}
+#ifdef EVALGATE_TEST_HOOKS
 	clock_use_file(settings.test_clock_file);
+#endif
 	/* A request allocates and frees a few hundred KiB; without this
 	 * glibc hands the heap top back after each one and faults it in
 	 * again on the next (bench/RESULTS.md). */

@@ -1,4 +1,6 @@
 /* model.c: releasing what the records of model.h own. */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

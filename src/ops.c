@@ -3,6 +3,8 @@
  * and the checks the families share.  The operations themselves are in
  * ops_app.c (applications, keys), ops_backend.c, ops_schema.c (schemas,
  * grants), ops_template.c and ops_calibration.c. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +53,8 @@ ops_listed(int rc, const char *key, json_object *list, json_object **out)
 		json_object_put(list);
 		return -1;
 	}
-	*out = json_object_new_object();
-	json_object_object_add(*out, key, list);
+	*out = ju_obj();
+	ju_add(*out, key, list);
 	return 0;
 }
 

@@ -1,5 +1,7 @@
 /* ops_app.c: the operations on applications and their API keys
  * (evalgate-admin app, key; /admin/v1/applications, /admin/v1/keys). */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,16 +15,15 @@
 static json_object *
 app_json(const struct app *a)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = ju_obj();
 
 	ju_add_str(o, "name", a->name);
-	json_object_object_add(o, "log_state",
-	    json_object_new_boolean(a->log_state));
-	json_object_object_add(o, "admin", json_object_new_boolean(a->is_admin));
-	json_object_object_add(o, "rate_per_minute", a->rate_per_minute ?
-	    json_object_new_int64(a->rate_per_minute) : NULL);
-	json_object_object_add(o, "daily_quota", a->daily_quota ?
-	    json_object_new_int64(a->daily_quota) : NULL);
+	ju_add(o, "log_state", ju_bool(a->log_state));
+	ju_add(o, "admin", ju_bool(a->is_admin));
+	ju_add(o, "rate_per_minute", a->rate_per_minute ?
+	    ju_int(a->rate_per_minute) : NULL);
+	ju_add(o, "daily_quota", a->daily_quota ?
+	    ju_int(a->daily_quota) : NULL);
 	ju_add_time(o, "created_at", a->created_at * 1000);
 	return o;
 }
@@ -80,14 +81,14 @@ op_app_update(struct op_ctx *c, json_object *in, json_object **out,
 static void
 app_add(const struct app *a, void *arg)
 {
-	json_object_array_add(arg, app_json(a));
+	ju_push(arg, app_json(a));
 }
 
 int
 op_app_list(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
-	json_object *list = json_object_new_array();
+	json_object *list = ju_arr();
 
 	return ops_listed(store_app_each(c->st, app_add, list, e), "applications",
 	    list, out);
@@ -117,7 +118,7 @@ op_key_issue(struct op_ctx *c, json_object *in, json_object **out,
 	k.expires_at = exp_ms > 0 ? (exp_ms + 999) / 1000 : 0;
 	if (store_key_insert(c->st, &k, e) == -1)
 		return -1;
-	*out = json_object_new_object();
+	*out = ju_obj();
 	ju_add_str(*out, "key", key);
 	ju_add_str(*out, "prefix", k.prefix);
 	ju_add_str(*out, "application", a.name);
@@ -138,23 +139,23 @@ op_key_revoke(struct op_ctx *c, json_object *in, json_object **out,
 		return -1;
 	if ((rc = store_key_revoke(c->st, prefix, now, e)) <= 0)
 		return rc == 0 ? ops_not_found(e, "key", prefix) : -1;
-	*out = json_object_new_object();
+	*out = ju_obj();
 	ju_add_str(*out, "prefix", prefix);
-	json_object_object_add(*out, "revoked", json_object_new_boolean(1));
+	ju_add(*out, "revoked", ju_bool(1));
 	return 0;
 }
 
 static void
 key_add(const struct key_row *k, const char *app, void *arg)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = ju_obj();
 
 	ju_add_str(o, "prefix", k->prefix);
 	ju_add_str(o, "application", app);
 	ju_add_time(o, "created_at", k->created_at * 1000);
 	ju_add_time(o, "expires", k->expires_at * 1000);
 	ju_add_time(o, "revoked_at", k->revoked_at * 1000);
-	json_object_array_add(arg, o);
+	ju_push(arg, o);
 }
 
 int
@@ -168,7 +169,7 @@ op_key_list(struct op_ctx *c, json_object *in, json_object **out,
 	if (ju_opt_str(in, "application", NAME_MAX_LEN, &name, e) == -1 ||
 	    (name != NULL && ops_find_app(c, name, &a, e) == -1))
 		return -1;
-	list = json_object_new_array();
+	list = ju_arr();
 	return ops_listed(store_key_each(c->st, a.id, key_add, list, e), "keys",
 	    list, out);
 }

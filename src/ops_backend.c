@@ -1,5 +1,7 @@
 /* ops_backend.c: the operations on backends (evalgate-admin backend;
  * /admin/v1/backends). */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,24 +134,23 @@ opt_copy(json_object *in, const char *key, char *buf, size_t size,
 static json_object *
 backend_json(const struct backend *b)
 {
-	json_object	*o = json_object_new_object(), *urls;
+	json_object	*o = ju_obj(), *urls;
 	size_t		 i;
 
 	ju_add_str(o, "name", b->name);
 	ju_add_str(o, "kind", b->kind);
-	json_object_object_add(o, "enabled",
-	    json_object_new_boolean(b->enabled));
+	ju_add(o, "enabled", ju_bool(b->enabled));
 	ju_add_str(o, "model", *b->model ? b->model : NULL);
 	ju_add_str(o, "auth_env", *b->auth_env ? b->auth_env : NULL);
 	ju_add_str(o, "description", b->description);
 	ju_add_str(o, "release_date", *b->release_date ? b->release_date :
 	    NULL);
-	json_object_object_add(o, "timeout_ms", b->timeout_ms ?
-	    json_object_new_int64(b->timeout_ms) : NULL);
-	urls = json_object_new_array();
+	ju_add(o, "timeout_ms", b->timeout_ms ?
+	    ju_int(b->timeout_ms) : NULL);
+	urls = ju_arr();
 	for (i = 0; i < b->nurls; i++)
-		json_object_array_add(urls, json_object_new_string(b->urls[i]));
-	json_object_object_add(o, "urls", urls);
+		ju_push(urls, ju_string(b->urls[i]));
+	ju_add(o, "urls", urls);
 	return o;
 }
 

@@ -10,11 +10,14 @@
  * With apply, publishes a new version with the same questions, backend
  * and abstain threshold and the temperature fitted over every reported
  * question, through OP_SCHEMA_PUBLISH (validation, transaction, audit). */
+#include "config.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "answer.h"
+#include "buf.h"
 #include "calibration.h"
 #include "calibration_render.h"
 #include "clock.h"
@@ -22,6 +25,7 @@
 #include "ops.h"
 #include "question.h"
 #include "store.h"
+#include "xalloc.h"
 
 #define SLUG_MAX_LEN	MODEL_NAME_MAX
 #define QUESTION_MAX_LEN 4096
@@ -31,7 +35,8 @@
 #define T_DIGITS	1e4		/* a fitted temperature's precision */
 
 /* One answered question read, until the report: its distribution is
- * values[off .. off + n - 1] of its question (which may still move). */
+ * doubles off .. off + n - 1 of its question's vb (which may still
+ * move). */
 struct answered {
 	size_t		 off, n, y;
 	unsigned char	 fit;		/* in the fit part of the split */
@@ -42,10 +47,10 @@ struct answered {
 struct qstat {
 	const char		*name;		/* borrowed: version's map */
 	enum qtype		 type;
-	struct answered		*a;
-	size_t			 n, cap;
-	double			*values;
-	size_t			 nvalues, vcap;
+	struct buf		 ab;		/* owns a */
+	struct buf		 vb;		/* owns the values */
+	struct answered		*a;		/* ab.p: n of them */
+	size_t			 n;
 	struct cal_sample	*s;		/* a[] as samples, for the
 						 * report: n of them */
 };
@@ -148,8 +153,8 @@ load_free(struct load *l)
 	size_t i;
 
 	for (i = 0; i < l->nq; i++) {
-		free(l->q[i].a);
-		free(l->q[i].values);
+		buf_free(&l->q[i].ab);
+		buf_free(&l->q[i].vb);
 		free(l->q[i].s);
 	}
 	free(l->q);
@@ -163,21 +168,38 @@ no_memory(struct error *e)
 	return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 }
 
-/* a, of *cap elements of size bytes, grown to hold need (need > 0):
- * the array, *cap updated, or NULL with a left as it was. */
-static void *
-grow(void *a, size_t *cap, size_t need, size_t size)
+static int
+too_many(struct error *e)
 {
-	size_t	 ncap = *cap ? *cap : 64;
-	void	*na;
+	return error_set(e, ERR_VALIDATION, "since", "more than %d "
+	    "answered questions have outcomes: narrow the report with "
+	    "since or question", MAX_SAMPLES);
+}
 
-	if (need <= *cap)
-		return a;
-	while (ncap < need)
-		ncap *= 2;
-	if ((na = realloc(a, ncap * size)) != NULL)
-		*cap = ncap;
-	return na;
+/* Appends one answered question of n values p to q: its row, or NULL
+ * with e set.  The buffers' caps are the report's, checked first by the
+ * caller. */
+static struct answered *
+append(struct qstat *q, const double *p, size_t n, struct error *e)
+{
+	struct answered	*a;
+	double		*v;
+	enum buf_rc	 rc;
+
+	if ((v = buf_extend(&q->vb, n * sizeof(*v), &rc)) == NULL ||
+	    (a = buf_extend(&q->ab, sizeof(*a), &rc)) == NULL) {
+		if (rc == BUF_TOO_LARGE)
+			too_many(e);
+		else
+			no_memory(e);
+		return NULL;
+	}
+	memcpy(v, p, n * sizeof(*p));
+	a->off = (size_t)(v - (double *)(void *)q->vb.p);
+	a->n = n;
+	q->a = (struct answered *)(void *)q->ab.p;
+	q->n++;
+	return a;
 }
 
 static struct qstat *
@@ -196,22 +218,18 @@ question_of(struct load *l, const char *name)
 }
 
 /* The index of a backend name; past MAX_BACKENDS they share the last. */
-static int
-backend_index(struct load *l, const char *name, unsigned char *index)
+static unsigned char
+backend_index(struct load *l, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < l->nbackends; i++)
 		if (strcmp(l->backends[i], name) == 0)
 			break;
-	if (i == l->nbackends && l->nbackends <= MAX_BACKENDS) {
-		l->backends[i] = strdup(i < MAX_BACKENDS ? name : "(other)");
-		if (l->backends[i] == NULL)
-			return -1;
-		l->nbackends++;
-	}
-	*index = (unsigned char)(i < MAX_BACKENDS ? i : MAX_BACKENDS);
-	return 0;
+	if (i == l->nbackends && l->nbackends <= MAX_BACKENDS)
+		l->backends[l->nbackends++] = xstrdup(i < MAX_BACKENDS ?
+		    name : "(other)");
+	return (unsigned char)(i < MAX_BACKENDS ? i : MAX_BACKENDS);
 }
 
 static int
@@ -221,7 +239,7 @@ add_row(const struct calibration_row *row, void *arg, struct error *e)
 	struct qstat	*q;
 	json_object	*dist, *outcome;
 	struct answered	*a;
-	double		*v, p[CAL_MAX_CLASSES];
+	double		 p[CAL_MAX_CLASSES];
 	size_t		 n = 0, y = 0;
 	int		 usable;
 
@@ -238,26 +256,12 @@ add_row(const struct calibration_row *row, void *arg, struct error *e)
 	if (!usable)
 		return 0;	/* not what was validated: left out */
 	if (l->samples == MAX_SAMPLES || l->values + n > MAX_VALUES)
-		return error_set(e, ERR_VALIDATION, "since", "more than %d "
-		    "answered questions have outcomes: narrow the report with "
-		    "since or question", MAX_SAMPLES);
-	if ((a = grow(q->a, &q->cap, q->n + 1, sizeof(*a))) == NULL)
-		return no_memory(e);
-	q->a = a;
-	if ((v = grow(q->values, &q->vcap, q->nvalues + n, sizeof(*v))) ==
-	    NULL)
-		return no_memory(e);
-	q->values = v;
-	a = &q->a[q->n];
-	if (backend_index(l, row->backend, &a->backend) == -1)
-		return no_memory(e);
-	memcpy(q->values + q->nvalues, p, n * sizeof(*p));
-	a->off = q->nvalues;
-	a->n = n;
+		return too_many(e);
+	if ((a = append(q, p, n, e)) == NULL)
+		return -1;
+	a->backend = backend_index(l, row->backend);
 	a->y = y;
 	a->fit = (unsigned char)cal_in_fit_part(row->decision_id);
-	q->nvalues += n;
-	q->n++;
 	l->samples++;
 	l->values += n;
 	return 0;
@@ -277,7 +281,10 @@ load_init(struct load *l, json_object *questions, const char *only,
 		    question_type(qobj) == Q__MAX)	/* never published */
 			continue;
 		l->q[l->nq].name = name;
-		l->q[l->nq++].type = question_type(qobj);
+		l->q[l->nq].type = question_type(qobj);
+		buf_init(&l->q[l->nq].ab, MAX_SAMPLES *
+		    sizeof(struct answered));
+		buf_init(&l->q[l->nq++].vb, MAX_VALUES * sizeof(double));
 	}
 	if (only != NULL && l->nq == 0)
 		return error_set(e, ERR_VALIDATION, "question",
@@ -295,13 +302,13 @@ num(double d)
 static void
 add_num(json_object *o, const char *k, double d)
 {
-	json_object_object_add(o, k, num(d));
+	ju_add(o, k, num(d));
 }
 
 static void
 add_size(json_object *o, const char *k, size_t n)
 {
-	json_object_object_add(o, k, json_object_new_int64((int64_t)n));
+	ju_add(o, k, ju_int((int64_t)n));
 }
 
 /* count, accuracy, mean_abs_error (scores), brier, log_loss, ece. */
@@ -309,8 +316,7 @@ static void
 add_figures(json_object *o, const struct cal_metrics *m, enum qtype type)
 {
 	add_size(o, "count", m->count);
-	json_object_object_add(o, "small_sample",
-	    json_object_new_boolean(m->count < CAL_SMALL_SAMPLE));
+	ju_add(o, "small_sample", ju_bool(m->count < CAL_SMALL_SAMPLE));
 	add_num(o, "accuracy", m->accuracy);
 	if (type == Q_SCORE)
 		add_num(o, "mean_abs_error", m->mean_abs_error);
@@ -322,17 +328,17 @@ add_figures(json_object *o, const struct cal_metrics *m, enum qtype type)
 static json_object *
 bins_json(const struct cal_metrics *m)
 {
-	json_object	*a = json_object_new_array(), *b;
+	json_object	*a = ju_arr(), *b;
 	size_t		 i;
 
 	for (i = 0; i < CAL_BINS; i++) {
-		b = json_object_new_object();
+		b = ju_obj();
 		add_num(b, "low", m->bins[i].low);
 		add_num(b, "high", m->bins[i].high);
 		add_size(b, "count", m->bins[i].count);
 		add_num(b, "confidence", m->bins[i].confidence);
 		add_num(b, "accuracy", m->bins[i].accuracy);
-		json_object_array_add(a, b);
+		ju_push(a, b);
 	}
 	return a;
 }
@@ -361,7 +367,7 @@ fit_run(struct fit *f, const struct cal_sample *fit, size_t nfit,
 static json_object *
 fit_json(const struct fit *f)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = ju_obj();
 
 	add_num(o, "current", f->current);
 	add_num(o, "fitted", f->fitted);
@@ -409,9 +415,9 @@ backends_json(const struct load *l, const struct qstat *q,
 		if (n == 0)
 			continue;
 		cal_metrics(sub, n, v->temperature, v->abstain_threshold, &m);
-		o = json_object_new_object();
+		o = ju_obj();
 		add_figures(o, &m, q->type);
-		json_object_object_add(out, l->backends[b], o);
+		ju_add(out, l->backends[b], o);
 	}
 	free(sub);
 	return 0;
@@ -446,16 +452,16 @@ question_json(const struct load *l, const struct qstat *q,
 	fit = fit + fit0;
 	hold = hold + hold0;
 	fit_run(&f, fit, *nfit - fit0, hold, *nhold - hold0, v->temperature);
-	o = json_object_new_object();
+	o = ju_obj();
 	ju_add_str(o, "type", question_type_name(q->type));
 	add_figures(o, &m, q->type);
-	json_object_object_add(o, "bins", bins_json(&m));
+	ju_add(o, "bins", bins_json(&m));
 	add_num(o, "abstain_rate", m.abstain_rate);
 	add_num(o, "accuracy_answered", m.accuracy_answered);
-	json_object_object_add(o, "temperature", fit_json(&f));
+	ju_add(o, "temperature", fit_json(&f));
 	t = NULL;
 	if (isfinite(rq->target)) {
-		t = json_object_new_object();
+		t = ju_obj();
 		add_num(t, "target_accuracy", rq->target);
 		rc = cal_threshold(hold, *nhold - hold0, v->temperature,
 		    rq->target,
@@ -463,9 +469,9 @@ question_json(const struct load *l, const struct qstat *q,
 		add_num(t, "threshold", rc == 1 ? threshold : NAN);
 		add_num(t, "abstain_share", rc == 1 ? share : NAN);
 	}
-	json_object_object_add(o, "threshold", t);
-	backends = json_object_new_object();
-	json_object_object_add(o, "backends", backends);
+	ju_add(o, "threshold", t);
+	backends = ju_obj();
+	ju_add(o, "backends", backends);
 	if (rc == -1 || backends_json(l, q, v, backends, e) == -1) {
 		json_object_put(o);
 		if (rc == -1)
@@ -493,7 +499,7 @@ report(struct load *l, const struct schema_version *v,
 			return NULL;
 		}
 		for (j = 0; j < q->n; j++) {
-			q->s[j].p = q->values + q->a[j].off;
+			q->s[j].p = (double *)(void *)q->vb.p + q->a[j].off;
 			q->s[j].n = q->a[j].n;
 			q->s[j].y = q->a[j].y;
 		}
@@ -506,7 +512,7 @@ report(struct load *l, const struct schema_version *v,
 		no_memory(e);
 		return NULL;
 	}
-	questions = json_object_new_object();
+	questions = ju_obj();
 	for (i = 0; i < l->nq; i++) {
 		if ((o = question_json(l, &l->q[i], v, rq, fit, &nfit, hold,
 		    &nhold, e)) == NULL) {
@@ -515,18 +521,17 @@ report(struct load *l, const struct schema_version *v,
 			free(hold);
 			return NULL;
 		}
-		json_object_object_add(questions, l->q[i].name, o);
+		ju_add(questions, l->q[i].name, o);
 	}
 	fit_run(pooled, fit, nfit, hold, nhold, v->temperature);
 	free(fit);
 	free(hold);
-	out = json_object_new_object();
+	out = ju_obj();
 	ju_add_str(out, "schema", v->slug);
-	json_object_object_add(out, "version",
-	    json_object_new_int64(v->version));
+	ju_add(out, "version", ju_int(v->version));
 	add_num(out, "abstain_threshold", v->abstain_threshold);
-	json_object_object_add(out, "temperature", fit_json(pooled));
-	json_object_object_add(out, "questions", questions);
+	ju_add(out, "temperature", fit_json(pooled));
+	ju_add(out, "questions", questions);
 	return out;
 }
 
@@ -543,16 +548,14 @@ publish(struct op_ctx *c, const struct schema_version *v, double T,
 	if ((rc = store_backend_by_id(c->st, v->backend_id, &b, e)) != 1)
 		return rc == -1 ? -1 : error_set(e, ERR_INTERNAL, NULL,
 		    "the version's backend is gone");
-	in = json_object_new_object();
+	in = ju_obj();
 	ju_add_str(in, "id", v->slug);
-	json_object_object_add(in, "questions",
-	    json_object_get(v->questions));
+	ju_add(in, "questions", json_object_get(v->questions));
 	ju_add_str(in, "backend", b.name);
 	add_num(in, "temperature", T);
 	add_num(in, "abstain_threshold", v->abstain_threshold);
 	/* Ignored by the publication, kept by its audit row. */
-	json_object_object_add(in, "calibrated_from",
-	    json_object_new_int64(v->version));
+	ju_add(in, "calibrated_from", ju_int(v->version));
 	rc = ops_run(OP_SCHEMA_PUBLISH, c, in, &out, e);
 	if (rc == 0 && json_object_object_get_ex(out, "version", &n))
 		*version = json_object_get_int64(n);
@@ -623,12 +626,11 @@ ops_calibration(struct op_ctx *c, json_object *in, json_object **out,
 		    "outcome falls in the fit part: there is nothing to fit");
 	if (rc == 0 && rq.apply &&
 	    (rc = publish(c, &v, pooled.fitted, &version, e)) == 0) {
-		p = json_object_new_object();
+		p = ju_obj();
 		ju_add_str(p, "id", v.slug);
-		json_object_object_add(p, "version",
-		    json_object_new_int64(version));
+		ju_add(p, "version", ju_int(version));
 		add_num(p, "temperature", pooled.fitted);
-		json_object_object_add(o, "published", p);
+		ju_add(o, "published", p);
 	}
 	if (rc == 0)
 		*out = o;

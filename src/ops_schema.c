@@ -1,6 +1,8 @@
 /* ops_schema.c: publishing and listing schema versions, and granting
  * them to applications (evalgate-admin schema, grant, ungrant;
  * /admin/v1/schemas, /admin/v1/grants). */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +20,17 @@ static json_object *
 schema_json(const struct schema_version *v, const char *backend,
     int with_questions)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = ju_obj();
 
 	ju_add_str(o, "id", v->slug);
-	json_object_object_add(o, "version", json_object_new_int64(v->version));
+	ju_add(o, "version", ju_int(v->version));
 	ju_add_str(o, "fingerprint", v->fingerprint);
 	ju_add_str(o, "backend", backend);
-	json_object_object_add(o, "temperature", ju_num(v->temperature));
-	json_object_object_add(o, "abstain_threshold",
-	    ju_num(v->abstain_threshold));
+	ju_add(o, "temperature", ju_num(v->temperature));
+	ju_add(o, "abstain_threshold", ju_num(v->abstain_threshold));
 	ju_add_time(o, "created_at", v->created_at * 1000);
 	if (with_questions)
-		json_object_object_add(o, "questions",
-		    json_object_get(v->questions));
+		ju_add(o, "questions", json_object_get(v->questions));
 	return o;
 }
 
@@ -82,10 +82,9 @@ op_schema_publish(struct op_ctx *c, json_object *in, json_object **out,
 	v.backend_id = b.id;
 	v.questions = json_object_get(questions);
 	if ((rc = store_schema_publish(c->st, &v, e)) == 0) {
-		*out = json_object_new_object();
+		*out = ju_obj();
 		ju_add_str(*out, "id", v.slug);
-		json_object_object_add(*out, "version",
-		    json_object_new_int64(v.version));
+		ju_add(*out, "version", ju_int(v.version));
 		ju_add_str(*out, "fingerprint", v.fingerprint);
 	}
 	schema_version_clear(&v);
@@ -103,7 +102,7 @@ backend_name_add(const struct backend *b, void *arg)
 	char id[24];
 
 	snprintf(id, sizeof(id), "%lld", (long long)b->id);
-	json_object_object_add(arg, id, json_object_new_string(b->name));
+	ju_add(arg, id, ju_string(b->name));
 }
 
 static void
@@ -113,7 +112,7 @@ schema_add_json(const struct schema_version *v, void *arg)
 	char			 id[24];
 
 	snprintf(id, sizeof(id), "%lld", (long long)v->backend_id);
-	json_object_array_add(r->list, schema_json(v, ju_str(r->backends, id),
+	ju_push(r->list, schema_json(v, ju_str(r->backends, id),
 	    0));
 }
 
@@ -127,8 +126,8 @@ op_schema_list(struct op_ctx *c, json_object *in, json_object **out,
 
 	if (ju_opt_str(in, "id", SLUG_MAX_LEN, &slug, e) == -1)
 		return -1;
-	r.list = json_object_new_array();
-	r.backends = json_object_new_object();
+	r.list = ju_arr();
+	r.backends = ju_obj();
 	if ((rc = store_backend_each(c->st, 0, backend_name_add, r.backends,
 	    e)) == 0 &&
 	    (rc = store_schema_each(c->st, slug, schema_add_json, &r, e)) == 0 &&
@@ -177,13 +176,13 @@ static json_object *
 grant_json(const struct app *a, const struct schema_version *v,
     int64_t version, int granted)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = ju_obj();
 
 	ju_add_str(o, "application", a->name);
 	ju_add_str(o, "schema", v->slug);
-	json_object_object_add(o, "version", version > 0 ?
-	    json_object_new_int64(version) : NULL);
-	json_object_object_add(o, "granted", json_object_new_boolean(granted));
+	ju_add(o, "version", version > 0 ?
+	    ju_int(version) : NULL);
+	ju_add(o, "granted", ju_bool(granted));
 	return o;
 }
 

@@ -1,5 +1,7 @@
 /* ops_template.c: publishing, listing and rendering templates
  * (evalgate-admin template; /admin/v1/templates). */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +38,9 @@ op_template_publish(struct op_ctx *c, json_object *in, json_object **out,
 	v.variables = json_object_get(variables);
 	v.escape_html = escape != NULL;
 	if ((rc = store_template_publish(c->st, &v, e)) == 0) {
-		*out = json_object_new_object();
+		*out = ju_obj();
 		ju_add_str(*out, "id", v.slug);
-		json_object_object_add(*out, "version",
-		    json_object_new_int64(v.version));
+		ju_add(*out, "version", ju_int(v.version));
 	}
 	template_version_clear(&v);
 	return rc;
@@ -48,21 +49,21 @@ op_template_publish(struct op_ctx *c, json_object *in, json_object **out,
 static void
 template_add_json(const struct template_version *v, void *arg)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = ju_obj();
 
 	ju_add_str(o, "id", v->slug);
-	json_object_object_add(o, "version", json_object_new_int64(v->version));
-	json_object_object_add(o, "variables", json_object_get(v->variables));
+	ju_add(o, "version", ju_int(v->version));
+	ju_add(o, "variables", json_object_get(v->variables));
 	ju_add_str(o, "escape", v->escape_html ? "html" : NULL);
 	ju_add_time(o, "created_at", v->created_at * 1000);
-	json_object_array_add(arg, o);
+	ju_push(arg, o);
 }
 
 int
 op_template_list(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
-	json_object *list = json_object_new_array();
+	json_object *list = ju_arr();
 
 	return ops_listed(store_template_each(c->st, template_add_json, list, e),
 	    "templates", list, out);
@@ -74,7 +75,7 @@ op_template_render(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
 	struct template_version	 v;
-	json_object		*values = NULL;
+	json_object		*values = NULL, *text;
 	const char		*slug;
 	char			*state = NULL;
 	size_t			 len;
@@ -99,12 +100,15 @@ op_template_render(struct op_ctx *c, json_object *in, json_object **out,
 		    "no template named '%s'", slug);
 	if ((rc = template_render(v.body, v.variables, values, v.escape_html,
 	    (size_t)c->settings->max_state_chars, &state, &len, e)) == 0) {
-		*out = json_object_new_object();
+		*out = ju_obj();
 		ju_add_str(*out, "id", v.slug);
-		json_object_object_add(*out, "version",
-		    json_object_new_int64(v.version));
-		json_object_object_add(*out, "state",
-		    json_object_new_string_len(state, (int)len));
+		ju_add(*out, "version", ju_int(v.version));
+		/* Sized by the input: checked, a 503 without memory. */
+		if ((text = json_object_new_string_len(state, (int)len)) ==
+		    NULL)
+			rc = error_set(e, ERR_UNAVAILABLE, NULL,
+			    "out of memory");
+		ju_add(*out, "state", text);
 	}
 	free(state);
 	template_version_clear(&v);

@@ -17,6 +17,8 @@
  * where the items are the option keys sorted bytewise for a choice, the
  * level labels in order for a score, and nothing for a noul.  Lengths make
  * the encoding unambiguous whatever bytes the names and keys contain. */
+#include "config.h"
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@
 
 #include "error.h"
 #include "question.h"
+#include "utf8.h"
 
 #define FINGERPRINT_TAG	"evalgate-fingerprint-1"
 #define SORT_CAP	256	/* keys sorted on the stack; beyond, by selection */
@@ -457,19 +460,6 @@ question_validate(json_object *questions, int max_questions, struct error *e)
 	return 0;
 }
 
-/* Code points of UTF-8 text: every byte that is not a continuation byte. */
-static long
-count_chars(const char *s, size_t len, long stop)
-{
-	long	 n = 0;
-	size_t	 i;
-
-	for (i = 0; i < len && n <= stop; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			n++;
-	return n;
-}
-
 int
 question_validate_state(json_object *state, long max_chars, struct error *e)
 {
@@ -494,7 +484,7 @@ question_validate_state(json_object *state, long max_chars, struct error *e)
 		return error_set(e, ERR_VALIDATION, "state",
 		    "must be a string, an object or an array");
 	}
-	if (count_chars(s, len, max_chars) > max_chars)
+	if (max_chars < 0 || utf8_count(s, len) > (size_t)max_chars)
 		return error_set(e, ERR_VALIDATION, "state",
 		    "must be at most %ld characters", max_chars);
 	return 0;

@@ -1,6 +1,8 @@
 /* router.c: method and path to handler, with the authentication each
  * route needs.  Patterns are literal segments and "{}" for one segment,
  * which the handler finds decoded in r->params. */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

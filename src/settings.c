@@ -1,4 +1,6 @@
 /* settings.c: one table of SERVICE_* settings, their defaults and bounds. */
+#include "config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +54,11 @@ static const struct setting table[] = {
 	{ "SERVICE_BACKEND_TIMEOUT_MS", K_LONG, "30000", 100, 3600000,
 	  { NULL }, NUM(backend_timeout_ms),
 	  "per replica attempt, unless set on the backend" },
+#ifdef EVALGATE_TEST_HOOKS
 	{ "SERVICE_TEST_CLOCK_FILE", K_PATH, "", 0, 0, { NULL },
 	  STR(test_clock_file),
 	  "tests only: a file holding the current time in epoch ms" },
+#endif
 };
 
 static int

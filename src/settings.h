@@ -19,7 +19,9 @@ struct settings {
 	long	default_rate_per_minute;
 	long	default_daily_quota;
 	long	backend_timeout_ms;
-	char	test_clock_file[4096];	/* tests only: "" in production */
+#ifdef EVALGATE_TEST_HOOKS
+	char	test_clock_file[4096];	/* --enable-test-hooks only */
+#endif
 };
 
 /* Looks a name up; getenv in production, a table in the unit tests. */

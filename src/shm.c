@@ -1,5 +1,7 @@
 /* shm.c: the host's shared memory: the file, its mutex, the worker
  * slots (see shm.h). */
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

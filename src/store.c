@@ -1,6 +1,8 @@
 /* store.c: connections, migrations, the prepared statements and the
  * transaction helpers every store_*.c file uses.  The SQL is elsewhere:
  * the tables in schema.sql and sql/, the statements in store_sql.c. */
+#include "config.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>

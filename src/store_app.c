@@ -1,4 +1,6 @@
 /* store_app.c: applications, API keys, and the authentication cache. */
+#include "config.h"
+
 #include <stdio.h>
 #include <string.h>
 

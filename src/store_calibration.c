@@ -2,6 +2,8 @@
  * every answered question of a schema version that has an outcome, with
  * the untempered distribution the decision kept, streamed in decision id
  * order so that a report is the same however often it is asked for. */
+#include "config.h"
+
 #include <stdint.h>
 
 #include "store_internal.h"

@@ -1,6 +1,8 @@
 /* store_catalog.c: the catalog an evaluation is resolved against:
  * backends and their replicas, schemas and their versions, grants, and
  * templates and their versions. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,6 @@
 /* store_decision.c: decisions, their answers and outcomes. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,8 @@
  * on the keyset (created_at_ms, id), which the index decisions_app_time
  * serves, so that a page costs the same wherever it starts and rows
  * recorded meanwhile neither repeat nor shift what follows. */
+#include "config.h"
+
 #include <stdint.h>
 #include <string.h>
 

@@ -10,6 +10,8 @@
  * statement of its read snapshot (store_read_begin); the rows are used
  * only inside that snapshot, so a row it gives is one the snapshot would
  * have read.  Only rows that were found are kept. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

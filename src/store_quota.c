@@ -1,5 +1,7 @@
 /* store_quota.c: the admission row of an application (cache) and the
  * day's quota counter (database). */
+#include "config.h"
+
 #include "store_internal.h"
 
 /* The arrival time, and the day's units: the larger of the cache's

@@ -6,6 +6,8 @@
  * Every value comes in as a bound parameter (?1, ?2, ...); no text is
  * ever pasted into a statement.  Only the pragmas, which take a number
  * the store formats itself, are built in store.c. */
+#include "config.h"
+
 #include "store_internal.h"
 
 #define APP_COLS "id, name, log_state, is_admin, rate_per_minute," \

@@ -7,6 +7,8 @@
  * of at most TEMPLATE_MAX_DEPTH + 1 frames, recursing once per section
  * level (so never deeper than TEMPLATE_MAX_DEPTH), into an output buffer
  * that refuses to grow past the caller's cap. */
+#include "config.h"
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -14,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "json_util.h"
 #include "template.h"
+#include "utf8.h"
 
 enum tok_kind {
 	TOK_TEXT,
@@ -45,8 +50,10 @@ struct tok {
 };
 
 struct tpl {
-	struct tok	*toks;	/* owned, with each token's name */
-	size_t		 ntoks, cap;
+	struct buf	 b;	/* owns the tokens, with each token's name;
+				 * capped at one per byte of the body */
+	struct tok	*toks;	/* b.p as tokens, valid until b grows */
+	size_t		 ntoks;
 };
 
 struct parser {
@@ -160,28 +167,25 @@ tpl_free(struct tpl *t)
 
 	for (i = 0; i < t->ntoks; i++)
 		free(t->toks[i].name);
-	free(t->toks);
-	memset(t, 0, sizeof(*t));
+	buf_free(&t->b);
+	t->toks = NULL;
+	t->ntoks = 0;
 }
 
-/* Appends k, taking its name; on failure the name is freed. */
+/* Appends k, taking its name; on failure the name is freed.  Every token
+ * takes at least one byte of the body, so the cap is never reached. */
 static int
 tpl_push(struct tpl *t, const struct tok *k)
 {
 	struct tok	*n;
-	size_t		 ncap;
 
-	if (t->ntoks == t->cap) {
-		ncap = t->cap != 0 ? t->cap * 2 : 32;
-		if (ncap > SIZE_MAX / sizeof(*n) ||
-		    (n = realloc(t->toks, ncap * sizeof(*n))) == NULL) {
-			free(k->name);
-			return PARSE_NOMEM;
-		}
-		t->toks = n;
-		t->cap = ncap;
+	if ((n = buf_extend(&t->b, sizeof(*n), NULL)) == NULL) {
+		free(k->name);
+		return PARSE_NOMEM;
 	}
-	t->toks[t->ntoks++] = *k;
+	*n = *k;
+	t->toks = (struct tok *)(void *)t->b.p;
+	t->ntoks++;
 	return 0;
 }
 
@@ -449,10 +453,12 @@ tpl_parse(const char *body, struct tpl *t, char *why, size_t whylen)
 {
 	struct parser	 p;
 
-	memset(t, 0, sizeof(*t));
 	memset(&p, 0, sizeof(p));
 	p.body = body;
 	p.len = strlen(body);
+	memset(t, 0, sizeof(*t));
+	buf_init(&t->b, p.len < SIZE_MAX / sizeof(struct tok) - 1 ?
+	    (p.len + 1) * sizeof(struct tok) : SIZE_MAX);
 	memcpy(p.otag, "{{", 3);
 	memcpy(p.ctag, "}}", 3);
 	p.olen = p.clen = 2;
@@ -570,7 +576,7 @@ template_check(const char *body, json_object *decl, struct error *e)
 	if (decl_check(decl, why, sizeof(why), &var) == -1) {
 		error_set(e, ERR_VALIDATION, "variables", "%s", why);
 		if (var != NULL)
-			error_detail(e, "variable", json_object_new_string(var));
+			error_detail(e, "variable", ju_string(var));
 		return -1;
 	}
 	if (body == NULL)
@@ -586,7 +592,7 @@ template_check(const char *body, json_object *decl, struct error *e)
 		error_set(e, ERR_VALIDATION, "body",
 		    "line %zu: undeclared variable '%.64s'",
 		    line_of(body, k->off), k->segs);
-		error_detail(e, "variable", json_object_new_string(k->segs));
+		error_detail(e, "variable", ju_string(k->segs));
 		tpl_free(&t);
 		return -1;
 	}
@@ -613,9 +619,8 @@ struct render {
 	size_t			 level;	/* render_range() calls open */
 	const struct tok	*top;	/* the root-level tag being rendered,
 					 * NULL while in root-level text */
-	char			*buf;	/* owned until handed out */
-	size_t			 len, cap;
-	size_t			 chars, max_chars, max_bytes;
+	struct buf		 out;	/* capped at max_chars * 4 bytes */
+	size_t			 chars, max_chars;
 	enum render_status	 status;
 };
 
@@ -626,34 +631,24 @@ fail(struct render *r, enum render_status status)
 	return -1;
 }
 
-/* Appends s[0..n), counting code points (bytes that are not UTF-8
- * continuations); refuses to pass max_chars or max_bytes. */
+/* Appends s[0..n), counting code points; refuses to pass max_chars
+ * or the output's cap in bytes. */
 static int
 put(struct render *r, const char *s, size_t n)
 {
-	char	*nb;
-	size_t	 i, cp = 0, ncap;
+	size_t	 cp = utf8_count(s, n);
 
-	for (i = 0; i < n; i++)
-		cp += ((unsigned char)s[i] & 0xc0) != 0x80;
-	if (cp > r->max_chars - r->chars || n > r->max_bytes - r->len)
+	if (cp > r->max_chars - r->chars)
 		return fail(r, R_OVER);
-	if (r->len + n + 1 > r->cap) {
-		ncap = r->cap != 0 ? r->cap : 256;
-		while (ncap < r->len + n + 1)
-			ncap = ncap > SIZE_MAX / 2 ? r->len + n + 1 : ncap * 2;
-		if (ncap > r->max_bytes + 1)
-			ncap = r->max_bytes + 1;
-		if ((nb = realloc(r->buf, ncap)) == NULL)
-			return fail(r, R_NOMEM);
-		r->buf = nb;
-		r->cap = ncap;
+	switch (buf_add(&r->out, s, n)) {
+	case BUF_OK:
+		r->chars += cp;
+		return 0;
+	case BUF_TOO_LARGE:
+		return fail(r, R_OVER);
+	default:
+		return fail(r, R_NOMEM);
 	}
-	memcpy(r->buf + r->len, s, n);
-	r->len += n;
-	r->buf[r->len] = '\0';
-	r->chars += cp;
-	return 0;
 }
 
 static int
@@ -884,8 +879,8 @@ render_error(struct error *e, const char *variable, const char *reason)
 	else
 		error_set(e, ERR_TEMPLATE_RENDER, NULL, "%s", reason);
 	error_detail(e, "variable",
-	    variable != NULL ? json_object_new_string(variable) : NULL);
-	error_detail(e, "reason", json_object_new_string(reason));
+	    variable != NULL ? ju_string(variable) : NULL);
+	error_detail(e, "reason", ju_string(reason));
 	return -1;
 }
 
@@ -916,20 +911,12 @@ bind_values(json_object *decl, json_object *values, json_object **root,
 			return render_error(e, name, why);
 		}
 	}
-	if ((*root = json_object_new_object()) == NULL)
-		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	*root = ju_obj();
 	it = json_object_iter_begin(decl);
 	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
 		name = json_object_iter_peek_name(&it);
 		json_object_object_get_ex(values, name, &v);
-		if (json_object_object_add(*root, name,
-		    json_object_get(v)) != 0) {
-			json_object_put(v);
-			json_object_put(*root);
-			*root = NULL;
-			return error_set(e, ERR_UNAVAILABLE, NULL,
-			    "out of memory");
-		}
+		ju_add(*root, name, json_object_get(v));
 	}
 	return 0;
 }
@@ -978,19 +965,15 @@ template_render(const char *body, json_object *decl, json_object *values,
 	r.ctx[r.nctx++] = root;
 	r.escape = escape_html != 0;
 	r.max_chars = max_chars;
-	r.max_bytes = max_chars > (SIZE_MAX - 1) / 4 ? SIZE_MAX - 1 :
-	    max_chars * 4;
-	if (render_range(&r, 0, t.ntoks) == 0 && r.buf == NULL &&
-	    (r.buf = calloc(1, 1)) == NULL)
+	buf_init(&r.out, max_chars > (SIZE_MAX - 1) / 4 ? SIZE_MAX - 1 :
+	    max_chars * 4);
+	if (render_range(&r, 0, t.ntoks) == 0 &&
+	    (*out = buf_take(&r.out, outlen)) == NULL)
 		r.status = R_NOMEM;
 	culprit = r.top != NULL && r.top->nsegs > 0 ? r.top->segs : NULL;
 
 	switch (r.status) {
 	case R_OK:
-		*out = r.buf;
-		if (outlen != NULL)
-			*outlen = r.len;
-		r.buf = NULL;
 		rc = 0;
 		break;
 	case R_OVER:
@@ -1007,7 +990,7 @@ template_render(const char *body, json_object *decl, json_object *values,
 		rc = error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 		break;
 	}
-	free(r.buf);
+	buf_free(&r.out);
 	tpl_free(&t);
 	json_object_put(root);
 	return rc;

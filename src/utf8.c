@@ -1,4 +1,6 @@
 /* utf8.c: strict UTF-8 checking and repair (see utf8.h). */
+#include "config.h"
+
 #include <string.h>
 
 #include "utf8.h"

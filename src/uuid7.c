@@ -5,6 +5,8 @@
  * within one), variant 10, 62 random bits.  When the clock stands still
  * or steps back, the last timestamp is reused and the counter advances;
  * on counter overflow the timestamp is advanced by one. */
+#include "config.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>

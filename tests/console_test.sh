@@ -120,19 +120,24 @@ check "init again keeps the pepper" grep -q 'pepper .* kept' "$T/out"
 check "the pepper has mode 0600" \
     test "$(stat -c %a "$T/var/pepper")" = 600
 check "the cache is beside the database" test -f "$T/var/cache.db"
-check "the database records schema version 3" \
-    test "$(sql 'PRAGMA user_version')" = 3
+check "the database records schema version 4" \
+    test "$(sql 'PRAGMA user_version')" = 4
 # A version-1 database (no decisions_schema index, no catalog generation
-# and its triggers) is brought forward.
+# and its triggers, no keyed hash of keys, no in-flight limit of
+# backends) is brought forward.
 for trigger in $(sql "SELECT name FROM sqlite_schema WHERE type = 'trigger'")
 do
     sql "DROP TRIGGER $trigger"
 done
 sql 'DROP INDEX decisions_schema; DROP TABLE catalog_generation;
+    ALTER TABLE api_keys DROP COLUMN secret_check;
+    ALTER TABLE backends DROP COLUMN max_in_flight;
     PRAGMA user_version=1'
 expect 0 "init migrates a version-1 database" init
-check "the migration brought it to version 3" \
-    test "$(sql 'PRAGMA user_version')" = 3
+check "the migration brought it to version 4" \
+    test "$(sql 'PRAGMA user_version')" = 4
+check "the migration added the keyed hash of keys and the in-flight limit" \
+    sql 'SELECT secret_check FROM api_keys; SELECT max_in_flight FROM backends' 
 check "the migration created the index" test "$(sql "SELECT count(*) FROM \
     sqlite_schema WHERE name = 'decisions_schema'")" = 1
 check "the migration created the catalog generation, one row" \
@@ -143,7 +148,7 @@ check "and its triggers: insert, update, delete on 9 catalog tables" \
 generation() { sql 'SELECT n FROM catalog_generation'; }
 sql 'PRAGMA user_version=99'
 refused "a database newer than the program is refused" 'newer' init
-sql 'PRAGMA user_version=3'
+sql 'PRAGMA user_version=4'
 
 before=$(generation)
 expect 0 "app create" app create alpha --rate-per-minute 60
@@ -268,6 +273,11 @@ refused "schema publish refuses a file that is not JSON" "not JSON" \
     schema publish mood --questions "$T/not-json.json" --backend lex
 refused "schema publish refuses a missing file" "no-such" \
     schema publish mood --questions "$T/no-such.json" --backend lex
+truncate -s $((16 * 1024 * 1024 + 1)) "$T/huge.json"
+refused "schema publish refuses a file over 16 MiB, naming it" \
+    "huge.json: larger than 16 MiB" \
+    schema publish mood --questions "$T/huge.json" --backend lex
+rm -f "$T/huge.json"
 check "refused publications stored nothing" \
     test "$(sql 'SELECT count(*) FROM schema_versions')" -eq 3
 expect 0 "schema list" schema list

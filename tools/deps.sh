@@ -3,14 +3,22 @@
 #   tools/deps.sh         to build and run it
 #   tools/deps.sh --test  and to run its tests
 #   tools/deps.sh --bench and to run bench/run
+#   tools/deps.sh --valgrind  as --test, and valgrind for
+#                 ./configure --enable-valgrind
 # Packages already present are not touched; nothing is installed unless
 # one is missing.  Needs root (or sudo) for apt-get.
 set -eu
 
+mode=${1:-}
 pkgs="build-essential autoconf automake pkg-config libfcgi-dev
 libjson-c-dev libsqlite3-dev libcurl4-openssl-dev libsodium-dev lighttpd
 curl"
-if [ "${1:-}" = "--test" ]; then
+if [ "$mode" = "--valgrind" ]; then
+	# make check runs the unit-test programs under valgrind.
+	pkgs="$pkgs valgrind"
+	mode=--test
+fi
+if [ "$mode" = "--test" ]; then
 	# Apache with mod_fcgid: the second web server the e2e suite
 	# runs the worker under (tests/e2e/test_apache.py).
 	pkgs="$pkgs python3 sqlite3 apache2 libapache2-mod-fcgid"
@@ -23,7 +31,7 @@ if [ "${1:-}" = "--test" ]; then
 	pkgs="$pkgs chromium"
 	command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
-if [ "${1:-}" = "--test" ] || [ "${1:-}" = "--bench" ]; then
+if [ "$mode" = "--test" ] || [ "$mode" = "--bench" ]; then
 	# bench/run: the load generator and the fixed-body upstream.
 	pkgs="$pkgs python3 wrk nginx-light"
 fi

@@ -5,6 +5,8 @@
  * its words, its positional arguments and options, each mapped to a
  * JSON field of the operation's input, and how to print the output.
  * Exit status: 0 done, 1 refused (one line on stderr), 2 bad usage. */
+#include "config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <sodium.h>
 
 #include "auth.h"
+#include "buf.h"
 #include "calibration_render.h"
 #include "clock.h"
 #include "json_util.h"
@@ -40,6 +43,7 @@ enum print { PRINT_OBJECT, PRINT_TABLE, PRINT_BARE, PRINT_REPORT };
 
 #define MAX_ARGS 3
 #define MAX_OPTS 10
+#define FILE_MAX_MIB 16		/* a file given to an option, at most */
 
 struct cli_opt {
 	const char	*flag;
@@ -167,32 +171,42 @@ usage_of(const struct cli_cmd *c, const char *what, const char *arg)
 	exit(2);
 }
 
+/* The whole of the file at path, NUL-terminated, for the caller to
+ * free; a file that cannot be read or is over FILE_MAX_MIB ends the
+ * console with one line naming it. */
 static char *
 slurp(const char *path)
 {
-	FILE	*f = fopen(path, "rb");
-	char	*buf = NULL;
-	size_t	 len = 0, cap = 0, n;
+	FILE		*f = fopen(path, "rb");
+	struct buf	 b;
+	char		 chunk[4096], *text = NULL;
+	size_t		 n;
+	enum buf_rc	 rc = BUF_OK;
+	int		 err;
 
-	if (f == NULL)
-		return NULL;
-	do {
-		if (len + 4096 + 1 > cap) {
-			char *nb = realloc(buf, cap = cap * 2 + 8192);
-
-			if (nb == NULL) {
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = nb;
-		}
-		n = fread(buf + len, 1, 4096, f);
-		len += n;
-	} while (n > 0);
-	fclose(f);
-	buf[len] = '\0';
-	return buf;
+	buf_init(&b, (size_t)FILE_MAX_MIB << 20);
+	if (f != NULL) {
+		while (rc == BUF_OK && (n = fread(chunk, 1, sizeof(chunk),
+		    f)) > 0)
+			rc = buf_add(&b, chunk, n);
+		if (rc == BUF_OK && !ferror(f))
+			text = buf_take(&b, NULL);
+		err = errno;
+		fclose(f);
+	} else
+		err = errno;
+	buf_free(&b);
+	if (rc == BUF_TOO_LARGE) {
+		fprintf(stderr, "evalgate-admin: %s: larger than %d MiB, "
+		    "refused\n", path, FILE_MAX_MIB);
+		exit(1);
+	}
+	if (text == NULL) {
+		fprintf(stderr, "evalgate-admin: %s: %s\n", path,
+		    strerror(rc == BUF_NO_MEMORY ? ENOMEM : err));
+		exit(1);
+	}
+	return text;
 }
 
 static json_object *
@@ -206,11 +220,11 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 
 	switch (o->kind) {
 	case OPT_FLAG:
-		return json_object_new_boolean(1);
+		return ju_bool(1);
 	case OPT_ON_OFF:
 		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
 			usage_of(c, "takes on or off", o->flag);
-		return json_object_new_boolean(strcmp(v, "on") == 0);
+		return ju_bool(strcmp(v, "on") == 0);
 	case OPT_INT_OR_DEFAULT:
 		if (strcmp(v, "default") == 0)
 			return NULL;
@@ -220,28 +234,29 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 		n = strtoll(v, &end, 10);
 		if (errno != 0 || end == v || *end != '\0')
 			usage_of(c, "takes an integer", o->flag);
-		return json_object_new_int64(n);
+		return ju_int(n);
 	case OPT_NUMBER:
 		d = strtod(v, &end);
 		if (end == v || *end != '\0')
 			usage_of(c, "takes a number", o->flag);
-		return json_object_new_double(d);
+		return ju_must(json_object_new_double(d));
 	case OPT_STRING:
 	case OPT_STRINGS:
-		return json_object_new_string(v);
+		return ju_string(v);
 	case OPT_JSON:
 		if ((j = ju_parse(v)) == NULL)
 			usage_of(c, "takes JSON", o->flag);
 		return j;
 	case OPT_FILE_JSON:
 	case OPT_FILE_TEXT:
-		if ((text = slurp(v)) == NULL) {
-			fprintf(stderr, "evalgate-admin: %s: %s\n", v,
-			    strerror(errno));
-			exit(1);
-		}
+		text = slurp(v);
 		if (o->kind == OPT_FILE_TEXT) {
-			j = json_object_new_string(text);
+			/* Up to 16 MiB: checked. */
+			if ((j = json_object_new_string(text)) == NULL) {
+				fprintf(stderr, "evalgate-admin: %s: %s\n", v,
+				    strerror(ENOMEM));
+				exit(1);
+			}
 			free(text);
 			return j;
 		}
@@ -260,7 +275,7 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 static json_object *
 parse_args(const struct cli_cmd *c, int argc, char **argv)
 {
-	json_object		*in = json_object_new_object(), *arr;
+	json_object		*in = ju_obj(), *arr;
 	const struct cli_opt	*o;
 	size_t			 nargs = 0, i;
 	int			 k;
@@ -269,8 +284,7 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 		if (strncmp(argv[k], "--", 2) != 0) {
 			if (nargs == MAX_ARGS || c->args[nargs].field == NULL)
 				usage_of(c, "is an unexpected argument", argv[k]);
-			json_object_object_add(in, c->args[nargs++].field,
-			    json_object_new_string(argv[k]));
+			ju_add(in, c->args[nargs++].field, ju_string(argv[k]));
 			continue;
 		}
 		for (o = NULL, i = 0; i < MAX_OPTS && c->opts[i].flag; i++)
@@ -282,13 +296,12 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 			usage_of(c, "needs a value", o->flag);
 		if (o->kind == OPT_STRINGS) {
 			if (!json_object_object_get_ex(in, o->field, &arr)) {
-				arr = json_object_new_array();
-				json_object_object_add(in, o->field, arr);
+				arr = ju_arr();
+				ju_add(in, o->field, arr);
 			}
-			json_object_array_add(arr, option_value(c, o, argv[k]));
+			ju_push(arr, option_value(c, o, argv[k]));
 		} else
-			json_object_object_add(in, o->field,
-			    option_value(c, o, argv[k]));
+			ju_add(in, o->field, option_value(c, o, argv[k]));
 	}
 	if (nargs < MAX_ARGS && c->args[nargs].field != NULL &&
 	    !c->args[nargs].optional)
@@ -464,7 +477,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "evalgate-admin: bad setting: %s\n", err);
 		return 1;
 	}
+#ifdef EVALGATE_TEST_HOOKS
 	clock_use_file(s.test_clock_file);
+#endif
 	if (sodium_init() < 0) {
 		fprintf(stderr, "evalgate-admin: cannot initialise libsodium\n");
 		return 1;

@@ -1,4 +1,6 @@
 /* admission_test: GCRA and the daily quota, computed by hand. */
+#include "config.h"
+
 #include "admission.h"
 #include "tap.h"
 

@@ -2,6 +2,8 @@
  * renormalisation and its refusals, temperature, the answer objects of
  * every type, abstention at the threshold boundary, extreme temperatures,
  * and the serialised form of the numbers. */
+#include "config.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

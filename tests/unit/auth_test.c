@@ -1,4 +1,6 @@
 /* auth_test: key parsing, and issued keys that verify only themselves. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

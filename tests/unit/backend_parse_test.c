@@ -2,6 +2,8 @@
  * distributions for the three question types in the questions' order,
  * usage relayed or not, and every misfit refused with a reason and
  * nothing left behind; also the kind table and the lexical kind. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,8 @@
 /* buf_test.c: TAP tests of the capped growable buffer (src/buf.c): the
  * cap is never passed, a refused add leaves the buffer as it was, text
  * stays NUL-terminated, arrays of structs grow through buf_extend(). */
+#include "config.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,6 +4,8 @@
  * abstention — the threshold search, the deterministic split, and a
  * temperature fit that recovers the temperature synthetic outcomes were
  * drawn with. */
+#include "config.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

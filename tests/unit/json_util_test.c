@@ -1,5 +1,10 @@
 /* json_util_test: ju_lossy(), what json-c accepts but would not keep as
- * sent, and the place it names; and ju_parse_body() refusing it. */
+ * sent, and the place it names; ju_parse_body() refusing it; and the
+ * getters reading members by path ("x_schema.id"), refusals naming the
+ * whole path as the field. */
+#include "config.h"
+
+#include <stdint.h>
 #include <string.h>
 
 #include "json_util.h"
@@ -32,6 +37,100 @@ static const struct {
 	  "00000000000000000000000000000000000000000000000000000000000000001"
 	  "e1000}", "a" },
 };
+
+/* 1 if e is a validation refusal of field with reason. */
+static int
+refused(struct error *e, const char *field, const char *reason)
+{
+	json_object	*f, *r;
+	int		 yes;
+
+	yes = e->code == ERR_VALIDATION &&
+	    json_object_object_get_ex(e->details, "field", &f) &&
+	    json_object_object_get_ex(e->details, "reason", &r) &&
+	    strcmp(json_object_get_string(f), field) == 0 &&
+	    strcmp(json_object_get_string(r), reason) == 0;
+	error_clear(e);
+	return yes;
+}
+
+static void
+test_paths(void)
+{
+	struct error	 e = { 0 };
+	json_object	*o, *v;
+	const char	*s = NULL;
+	int64_t		 n = 0;
+	double		 d = 0;
+	int		 b = 0, null = 0;
+
+	o = parse("{\"x\": {\"id\": \"t\", \"v\": 2, \"n\": null, \"d\": 0.5,"
+	    " \"b\": true, \"o\": {\"k\": \"deep\"}, \"e\": \"\"},"
+	    " \"s\": \"str\", \"a.b\": 1}");
+	ok(ju_get(o, "x.id", &v) == 1 && strcmp(json_object_get_string(v),
+	    "t") == 0, "ju_get: a member of a member");
+	ok(ju_get(o, "x.n", &v) == 1 && v == NULL, "ju_get: null is there");
+	ok(ju_get(o, "x.none", &v) == 0 && ju_get(o, "y.id", &v) == 0,
+	    "ju_get: absent, or its parent absent");
+	ok(ju_get(o, "s.id", &v) == 0 && ju_get(o, "x.n.k", &v) == 0,
+	    "ju_get: a parent not an object is absent");
+	ok(ju_get(o, "a.b", &v) == 0, "ju_get: a name with a dot is a path");
+	ok(ju_str(o, "x.o.k") != NULL && strcmp(ju_str(o, "x.o.k"),
+	    "deep") == 0 && ju_str(o, "x.v") == NULL, "ju_str: by path");
+	ok(ju_get(o, "s", &v) == 1 && ju_str(o, "s") != NULL,
+	    "one name is still a member");
+
+	ok(ju_req_str(o, "x.id", 8, &s, &e) == 0 && strcmp(s, "t") == 0,
+	    "ju_req_str: by path");
+	ok(ju_req_str(o, "x.none", 8, &s, &e) == -1 &&
+	    refused(&e, "x.none", "is required"),
+	    "ju_req_str: absent, named by its path");
+	ok(ju_req_str(o, "x.v", 8, &s, &e) == -1 &&
+	    refused(&e, "x.v", "must be a string"), "ju_req_str: not a string");
+	ok(ju_req_str(o, "x.e", 8, &s, &e) == -1 &&
+	    refused(&e, "x.e", "must be 1 to 8 characters"),
+	    "ju_req_str: empty");
+	ok(ju_req_str(o, "s.id", 8, &s, &e) == -1 &&
+	    refused(&e, "s", "must be an object"),
+	    "a parent not an object is refused, naming the parent");
+	ok(ju_opt_str(o, "x.n.k", 8, &s, &e) == -1 &&
+	    refused(&e, "x.n", "must be an object"), "so is a null parent");
+	s = NULL;
+	ok(ju_opt_str(o, "y.id", 8, &s, &e) == 0 && s == NULL,
+	    "ju_opt_str: an absent parent leaves it absent");
+
+	ok(ju_opt_int(o, "x.v", 1, 10, &n, NULL, &e) == 0 && n == 2,
+	    "ju_opt_int: by path");
+	ok(ju_opt_int(o, "x.v", 3, 10, &n, NULL, &e) == -1 &&
+	    refused(&e, "x.v", "must be from 3 to 10"),
+	    "ju_opt_int: out of range, named by its path");
+	ok(ju_opt_int(o, "x.n", 1, 10, &n, &null, &e) == 0 && null == 1,
+	    "ju_opt_int: null where null is taken");
+	ok(ju_opt_int(o, "x.n", 1, 10, &n, NULL, &e) == -1 &&
+	    refused(&e, "x.n", "must be an integer"),
+	    "ju_opt_int: null where it is not");
+	ok(ju_opt_num(o, "x.d", 0, 1, &d, &e) == 0 && d == 0.5,
+	    "ju_opt_num: by path");
+	ok(ju_opt_num(o, "x.id", 0, 1, &d, &e) == -1 &&
+	    refused(&e, "x.id", "must be a number"), "ju_opt_num: refused");
+	ok(ju_opt_bool(o, "x.b", &b, &e) == 0 && b == 1,
+	    "ju_opt_bool: by path");
+	ok(ju_opt_bool(o, "x.d", &b, &e) == -1 &&
+	    refused(&e, "x.d", "must be a boolean"), "ju_opt_bool: refused");
+
+	v = NULL;
+	ok(ju_opt_obj(o, "x.o", &v, &e) == 0 && v != NULL,
+	    "ju_opt_obj: an object");
+	v = NULL;
+	ok(ju_opt_obj(o, "x.p", &v, &e) == 0 && v == NULL,
+	    "ju_opt_obj: absent");
+	ok(ju_opt_obj(o, "x.n", &v, &e) == -1 &&
+	    refused(&e, "x.n", "must be an object"),
+	    "ju_opt_obj: null refused");
+	ok(ju_opt_obj(o, "s", &v, &e) == -1 &&
+	    refused(&e, "s", "must be an object"), "ju_opt_obj: a string");
+	json_object_put(o);
+}
 
 int
 main(void)
@@ -66,5 +165,6 @@ main(void)
 	/* Text that ends inside a token is not read past its length. */
 	ok(ju_lossy("{\"a\": 1e999", 8, NULL, 0) == NULL,
 	    "only len bytes are read");
+	test_paths();
 	return tap_done();
 }

@@ -1,6 +1,8 @@
 /* lexical_test.c: TAP tests of backend_lexical.c — determinism, the option
  * whose words the state repeats wins, distributions sum to 1 with every
  * value > 0, word rules, usage counts, and cost on a large input. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,6 +2,8 @@
  * of identical lines is written, the rest counted, the count written
  * every LOG_REPEAT_S seconds, and a different line first settles the
  * count owed for the previous one. */
+#include "config.h"
+
 #include "log.h"
 #include "tap.h"
 

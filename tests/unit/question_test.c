@@ -2,6 +2,8 @@
  * question_validate() with its field path, the liberal acceptances of
  * design.md section 5, the state size limit, the structural fingerprint
  * and outcome checks. */
+#include "config.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,6 @@
 /* settings_test: defaults, derived paths, bounds and refusals. */
+#include "config.h"
+
 #include <string.h>
 
 #include "settings.h"

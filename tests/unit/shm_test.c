@@ -4,6 +4,8 @@
  * stall the others, the slot of a killed process is freed, a deleted or
  * replaced file is noticed and mapped anew by everyone, and a file of
  * another layout is replaced, not reused. */
+#include "config.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

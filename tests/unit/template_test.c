@@ -2,6 +2,8 @@
  * grouped like the Mustache spec (interpolation, sections, inverted,
  * comments, delimiters), then typed variables, escaping, publish checks,
  * parse errors and the bounds. */
+#include "config.h"
+
 #include <stdlib.h>
 #include <string.h>
 

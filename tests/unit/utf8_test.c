@@ -1,8 +1,10 @@
-/* utf8_test.c: TAP tests of utf8_valid() and utf8_scrub() (src/utf8.c)
- * at the edges of RFC 3629: the shortest and longest forms of each
- * length, overlong forms, surrogates, code points above U+10FFFF, cut
- * sequences; and error_set() keeping its message, field and reason
+/* utf8_test.c: TAP tests of utf8_valid(), utf8_count() and utf8_scrub()
+ * (src/utf8.c) at the edges of RFC 3629: the shortest and longest forms
+ * of each length, overlong forms, surrogates, code points above U+10FFFF,
+ * cut sequences; and error_set() keeping its message, field and reason
  * UTF-8 when a bound cuts a character in two. */
+#include "config.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -51,6 +53,10 @@ main(void)
 		    "invalid", cases[i].what);
 	ok(utf8_valid("a\0b", 3), "a NUL is a code point like any other");
 	ok(!utf8_valid("\xc3\xa9", 1), "the length is respected");
+	ok(utf8_count("", 0) == 0, "count: nothing");
+	ok(utf8_count("a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 10) == 4,
+	    "count: one code point per character of 1 to 4 bytes");
+	ok(utf8_count("a\0b", 3) == 3, "count: a NUL counts, the length rules");
 
 	snprintf(buf, sizeof(buf), "%s", "ok \xc3\xa9 \xe0\x9f\x98 a\xc3");
 	utf8_scrub(buf);

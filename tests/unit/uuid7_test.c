@@ -1,4 +1,6 @@
 /* uuid7_test: format, version and variant, monotonic order. */
+#include "config.h"
+
 #include <string.h>
 
 #include <sodium.h>
