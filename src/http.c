@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "admission.h"
 #include "clock.h"
 #include "http.h"
 #include "json_util.h"
@@ -197,6 +198,18 @@ http_header(struct req *r, const char *name, const char *fmt, ...)
 	value[strcspn(value, "\r\n")] = '\0';
 	if (asprintf(&line, "%s: %s\r\n", name, value) != -1)
 		r->headers[r->nheaders++] = line;
+}
+
+void
+http_ratelimit(struct req *r, const struct ratelimit *rl)
+{
+	http_header(r, "RateLimit-Policy",
+	    "\"minute\";q=%lld;w=60, \"day\";q=%lld;w=86400",
+	    (long long)rl->rate, (long long)rl->quota);
+	http_header(r, "RateLimit", "\"minute\";r=%lld;t=%lld, "
+	    "\"day\";r=%lld;t=%lld", (long long)rl->rate_remaining,
+	    (long long)rl->rate_reset_s, (long long)rl->quota_remaining,
+	    (long long)rl->quota_reset_s);
 }
 
 static const char *

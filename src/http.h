@@ -13,6 +13,7 @@
 #include "store.h"
 #include "uuid7.h"
 
+struct ratelimit;
 struct settings;
 
 #define HTTP_MAX_PARAMS	4	/* {} segments of a route pattern */
@@ -70,6 +71,9 @@ size_t	 http_unescape(const char *s, size_t n, int plus, char *out,
 /* Adds a response header line ("Name: value") to the next answer. */
 void	 http_header(struct req *r, const char *name, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/* Adds the RateLimit-Policy and RateLimit headers of an admitted call
+ * (admission_charge() computes rl). */
+void	 http_ratelimit(struct req *r, const struct ratelimit *rl);
 /* Answers with status and a JSON body (borrowed: the caller puts it). */
 void	 http_json(struct req *r, int status, json_object *body);
 /* Answers with status and a body of the given type. */

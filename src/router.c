@@ -164,6 +164,7 @@ static int
 dispatch(struct req *r, struct error *e)
 {
 	const struct route_def	*found = NULL;
+	struct ratelimit	 rl;
 	const char		*cl;
 	int			 path_known = 0;
 	size_t			 i;
@@ -197,9 +198,12 @@ dispatch(struct req *r, struct error *e)
 	if (found->need == NEED_ADMIN && !r->app.is_admin)
 		return error_set(e, ERR_FORBIDDEN, NULL,
 		    "this key's application is not an administrator");
-	if (found->charge == CHARGE_ROUTER &&
-	    admission_charge(r, 0, NULL, e) == -1)
-		return -1;
+	if (found->charge == CHARGE_ROUTER) {
+		if (admission_charge(r->store, r->settings, &r->app, 0, NULL,
+		    &rl, e) == -1)
+			return -1;
+		http_ratelimit(r, &rl);
+	}
 	r->route_arg = found->arg;
 	return found->fn(r, e);
 }
