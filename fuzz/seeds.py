@@ -14,10 +14,14 @@ Input formats (see each fuzz/fuzz_TARGET.c):
                byte, bit 0 escape_html, upper bits max_chars)
   upstream     an upstream answer for the demo questions, or
                questions NUL answer
+  query        size byte, query NUL name (size: low 6 bits, 1 to 64)
+  route        method NUL path (without a NUL: GET and the path); the
+               routes are read from src/routes.c
 """
 
 import json
 import os
+import re
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -214,11 +218,55 @@ def upstream_seeds():
         {"answers": fake_upstream.build_answers(many, {}), "usage": usage}))
 
 
+def query_seeds():
+    def q(size, query, name):
+        return bytes([size]) + query.encode() + b"\0" + name.encode()
+    page = ("since=2026-11-21T00%3A00%3A00Z&until=2026-11-22&"
+            "cursor=0193a1b2c3d4e5f6&limit=50")
+    for name in ("since", "until", "cursor", "limit", "none"):
+        yield "decisions-" + name, q(63, page, name)
+    yield "calibration", q(63, "version=2&question=refund&since=2026-11-01"
+                           "&target_accuracy=0.9&format=html&apply=1",
+                           "target_accuracy")
+    yield "plus-and-escapes", q(15, "q=a+b%20c%2Bd%zz%4&x", "q")
+    yield "cut", q(3, "limit=%31%32%33%34%35", "limit")
+    yield "bare-name", q(8, "&&apply&apply=0", "apply")
+    yield "repeated", q(8, "a=1&a=2&a", "a")
+    yield "empty-name", q(8, "=x&a=1", "")
+    yield "utf8", q(31, "question=%C3%A9t%C3%A9%00x", "question")
+
+
+def route_seeds():
+    text = load("src/routes.c")
+    rows = re.findall(r'\.method = "([A-Z]+)",\s*\.pattern = "([^"]+)"',
+                      text)
+    rows += [(m, "/admin/v1" + p) for m, p in
+             re.findall(r'ADMIN\("([A-Z]+)", "([^"]+)"', text)]
+    for i, (method, pattern) in enumerate(rows):
+        path = pattern.replace("{}", "x")
+        slug = re.sub(r"[^a-z0-9]+", "-", (method + path).lower()).strip("-")
+        yield slug, method + "\0" + path
+        if "{}" in pattern:
+            yield slug + "-encoded", (method + "\0" +
+                                      pattern.replace("{}", "a%2Fb+%zz"))
+    yield "get-bare", "/v1/models"
+    yield "wrong-method", "BREW\0/v1/models"
+    yield "admin-unknown", "GET\0/admin/v1/nothing"
+    yield "admin-encoded", "GET\0/%61dmin/v1/applications"
+    yield "double-slash", "GET\0//admin/v1/applications"
+    yield "trailing-slash", "GET\0/health/"
+    yield "empty-segment", "POST\0/v1/decisions//outcome"
+    yield "long-method", "GETGETGETGETGETGET\0/health"
+    yield "empty", "\0"
+
+
 def main():
     for target, gen in (("request", request_seeds),
                         ("fingerprint", fingerprint_seeds),
                         ("template", template_seeds),
-                        ("upstream", upstream_seeds)):
+                        ("upstream", upstream_seeds),
+                        ("query", query_seeds),
+                        ("route", route_seeds)):
         d = os.path.join(TOP, "fuzz", "corpus", target)
         os.makedirs(d, exist_ok=True)
         for f in os.listdir(d):

@@ -5,7 +5,6 @@
 
 #include "admission.h"
 #include "clock.h"
-#include "http.h"
 #include "log.h"
 #include "settings.h"
 #include "store.h"
@@ -68,60 +67,59 @@ refuse(const struct admit *a, struct error *e)
 }
 
 int
-admission_charge(struct req *r, int64_t cost, struct charge *c,
-    struct error *e)
+admission_charge(struct store *st, const struct settings *settings,
+    const struct app *app, int64_t cost, struct charge *c,
+    struct ratelimit *rl, struct error *e)
 {
 	struct admit	 a = { 0 };
 	char		 day[11];
 
 	a.now_ms = clock_now_ms();
-	a.rate = r->app.rate_per_minute > 0 ? r->app.rate_per_minute :
-	    r->settings->default_rate_per_minute;
-	a.quota = r->app.daily_quota > 0 ? r->app.daily_quota :
-	    r->settings->default_daily_quota;
+	a.rate = app->rate_per_minute > 0 ? app->rate_per_minute :
+	    settings->default_rate_per_minute;
+	a.quota = app->daily_quota > 0 ? app->daily_quota :
+	    settings->default_daily_quota;
 	a.cost = cost;
 	clock_utc_day(a.now_ms, day);
 
-	if (store_begin_counters(r->store, e) == -1)
+	if (store_begin_counters(st, e) == -1)
 		return -1;
-	if (store_admission_read(r->store, r->app.id, day, &a.tat_ms,
-	    &a.used, e) == -1)
+	if (store_admission_read(st, app->id, day, &a.tat_ms, &a.used,
+	    e) == -1)
 		goto fail;
 	admission_decide(&a);
 	if (!a.rate_ok || !a.quota_ok) {
-		store_rollback(r->store);
+		store_rollback(st);
 		return refuse(&a, e);
 	}
-	if (store_admission_write(r->store, r->app.id, day, a.new_tat_ms,
-	    a.new_used, e) == -1 || store_commit(r->store, e) == -1)
+	if (store_admission_write(st, app->id, day, a.new_tat_ms,
+	    a.new_used, e) == -1 || store_commit(st, e) == -1)
 		goto fail;
 	if (c != NULL) {
 		memcpy(c->day, day, sizeof(c->day));
 		c->units = cost;
 	}
-	http_header(r, "RateLimit-Policy",
-	    "\"minute\";q=%lld;w=60, \"day\";q=%lld;w=86400",
-	    (long long)a.rate, (long long)a.quota);
-	http_header(r, "RateLimit", "\"minute\";r=%lld;t=%lld, "
-	    "\"day\";r=%lld;t=%lld", (long long)a.rate_remaining,
-	    (long long)a.rate_reset_s, (long long)a.quota_remaining,
-	    (long long)a.quota_reset_s);
+	rl->rate = a.rate;
+	rl->quota = a.quota;
+	rl->rate_remaining = a.rate_remaining;
+	rl->rate_reset_s = a.rate_reset_s;
+	rl->quota_remaining = a.quota_remaining;
+	rl->quota_reset_s = a.quota_reset_s;
 	return 0;
 fail:
-	store_rollback(r->store);
+	store_rollback(st);
 	return -1;
 }
 
 void
-admission_settle(struct req *r, struct charge *c)
+admission_settle(struct store *st, int64_t app_id, struct charge *c)
 {
 	struct error e = { 0 };
 
-	if (store_quota_charge(r->store, r->app.id, c->day, c->units,
-	    &e) == -1)
+	if (store_quota_charge(st, app_id, c->day, c->units, &e) == -1)
 		log_warn("quota: %lld units of application %lld not written "
 		    "to the database: %s", (long long)c->units,
-		    (long long)r->app.id, e.message);
+		    (long long)app_id, e.message);
 	c->units = 0;
 	error_clear(&e);
 }

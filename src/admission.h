@@ -14,7 +14,10 @@
  * never waits for a decision being written to the database.  The
  * database's counter of the day, which must survive a restart, is
  * charged with the decision, or by admission_settle() for a call that
- * ends without one; admission counts the larger of the two. */
+ * ends without one; admission counts the larger of the two.
+ *
+ * Admission only decides and counts: the caller writes what an admitted
+ * call is told (http_ratelimit() for the RateLimit headers). */
 #ifndef EVALGATE_ADMISSION_H
 #define EVALGATE_ADMISSION_H
 
@@ -22,7 +25,9 @@
 
 #include "error.h"
 
-struct req;
+struct app;
+struct settings;
+struct store;
 
 /* The decision for one call, pure, for the unit tests. */
 struct admit {
@@ -48,16 +53,28 @@ struct charge {
 	int64_t	units;		/* 0 once charged */
 };
 
-/* Charges r->app for one call of the given quota cost (0 for routes
- * other than POST /v1/systemone; c may then be NULL).  0, adding the
- * RateLimit-Policy and RateLimit headers and filling c, or -1 with e set
- * (429 rate_limited or quota_exceeded with the later retry time; 503 if
- * the database is busy). */
-int	admission_charge(struct req *r, int64_t cost, struct charge *c,
-	    struct error *e);
-/* Writes what c still owes to the database's counter, for a call that
- * ends without a decision (which would have carried it).  A failure is
- * logged: the running total in the cache still counts the units. */
-void	admission_settle(struct req *r, struct charge *c);
+/* What an admitted call is told (the RateLimit-Policy and RateLimit
+ * headers): the limits, and what is left of each and when it resets. */
+struct ratelimit {
+	int64_t	rate;			/* calls per minute */
+	int64_t	quota;			/* cost units per UTC day */
+	int64_t	rate_remaining, rate_reset_s;
+	int64_t	quota_remaining, quota_reset_s;
+};
+
+/* Charges app (borrowed; its own rate and quota, else the settings'
+ * defaults) for one call of the given quota cost (0 for routes other
+ * than POST /v1/systemone; c may then be NULL), in the store's cache.
+ * 0, filling c and rl, or -1 with e set (429 rate_limited or
+ * quota_exceeded with the later retry time; 503 if the database is
+ * busy). */
+int	admission_charge(struct store *st, const struct settings *settings,
+	    const struct app *app, int64_t cost, struct charge *c,
+	    struct ratelimit *rl, struct error *e);
+/* Writes what c still owes to the database's counter of application
+ * app_id, for a call that ends without a decision (which would have
+ * carried it).  A failure is logged: the running total in the cache
+ * still counts the units. */
+void	admission_settle(struct store *st, int64_t app_id, struct charge *c);
 
 #endif

@@ -1,10 +1,10 @@
 /* handler_admin.c: the /admin/v1 routes that run one administration
  * operation (doc/admin-api.md).
  *
- * One handler and one table.  For each route the table names the
- * operation of ops.c, the input fields its path's {} segments fill, and
- * the status of a success; the input is otherwise the request body (an
- * object; empty is {}) for POST and PATCH, and nothing for GET and
+ * One handler for all of them.  For each route its row in routes.c names
+ * the operation of ops.c, the input fields its path's {} segments fill,
+ * and the status of a success; the input is otherwise the request body
+ * (an object; empty is {}) for POST and PATCH, and nothing for GET and
  * DELETE.  The operations validate, run and audit, exactly as they do
  * for evalgate-admin, so the two cannot drift: nothing here knows what
  * an application or a schema is. */
@@ -15,46 +15,9 @@
 
 #include "handlers.h"
 #include "ops.h"
-
-/* How a {} segment becomes a field: as it is, or a positive integer
- * spelled with digits only (anything else: the route does not exist). */
-enum seg { SEG_TEXT, SEG_INT };
-
-struct seg_field {
-	const char	*field;		/* NULL: no more segments */
-	enum seg	 kind;
-};
+#include "routes.h"
 
 #define INT_DIGITS_MAX	15	/* larger versions do not exist */
-
-static const struct admin_def {
-	enum op			 op;
-	struct seg_field	 segs[HTTP_MAX_PARAMS];	/* in path order */
-	int			 status;
-} calls[ADMIN__MAX] = {
-	[ADMIN_APP_CREATE] = { OP_APP_CREATE, { { NULL } }, 201 },
-	[ADMIN_APP_LIST] = { OP_APP_LIST, { { NULL } }, 200 },
-	[ADMIN_APP_UPDATE] = { OP_APP_UPDATE, { { "name" } }, 200 },
-	[ADMIN_KEY_ISSUE] = { OP_KEY_ISSUE, { { "application" } }, 201 },
-	[ADMIN_KEY_LIST] = { OP_KEY_LIST, { { "application" } }, 200 },
-	[ADMIN_KEY_REVOKE] = { OP_KEY_REVOKE, { { "prefix" } }, 200 },
-	[ADMIN_BACKEND_ADD] = { OP_BACKEND_ADD, { { NULL } }, 201 },
-	[ADMIN_BACKEND_LIST] = { OP_BACKEND_LIST, { { NULL } }, 200 },
-	[ADMIN_BACKEND_UPDATE] = { OP_BACKEND_UPDATE, { { "name" } }, 200 },
-	[ADMIN_SCHEMA_PUBLISH] = { OP_SCHEMA_PUBLISH, { { "id" } }, 201 },
-	[ADMIN_SCHEMA_LIST] = { OP_SCHEMA_LIST, { { NULL } }, 200 },
-	[ADMIN_SCHEMA_VERSIONS] = { OP_SCHEMA_LIST, { { "id" } }, 200 },
-	[ADMIN_SCHEMA_SHOW] = { OP_SCHEMA_SHOW,
-	    { { "id" }, { "version", SEG_INT } }, 200 },
-	[ADMIN_GRANT] = { OP_GRANT, { { NULL } }, 201 },
-	[ADMIN_UNGRANT] = { OP_UNGRANT, { { "application" }, { "schema" } },
-	    200 },
-	[ADMIN_UNGRANT_VERSION] = { OP_UNGRANT,
-	    { { "application" }, { "schema" }, { "version", SEG_INT } }, 200 },
-	[ADMIN_TEMPLATE_PUBLISH] = { OP_TEMPLATE_PUBLISH, { { "id" } }, 201 },
-	[ADMIN_TEMPLATE_LIST] = { OP_TEMPLATE_LIST, { { NULL } }, 200 },
-	[ADMIN_TEMPLATE_RENDER] = { OP_TEMPLATE_RENDER, { { "id" } }, 200 },
-};
 
 /* The methods whose body is the operation's input. */
 static const char *const body_methods[] = { "POST", "PATCH" };
@@ -80,7 +43,7 @@ body_input(struct req *r, struct error *e)
 
 /* The value of one {} segment: a new reference, or NULL with e set. */
 static json_object *
-seg_value(const struct seg_field *f, const char *seg, struct error *e)
+seg_value(const struct route_seg *f, const char *seg, struct error *e)
 {
 	size_t n = strlen(seg);
 
@@ -98,7 +61,7 @@ seg_value(const struct seg_field *f, const char *seg, struct error *e)
  * member naming a path field must agree with the path.  A new
  * reference, or NULL with e set. */
 static json_object *
-input(struct req *r, const struct admin_def *d, struct error *e)
+input(struct req *r, const struct route *d, struct error *e)
 {
 	json_object	*in, *v, *given;
 	size_t		 i;
@@ -127,15 +90,14 @@ fail:
 int
 handle_admin(struct req *r, struct error *e)
 {
-	const struct admin_def	*d;
+	const struct route	*d = r->route;
 	struct op_ctx		 ctx;
 	json_object		*in, *out = NULL;
 	int			 rc;
 
-	if (r->route_arg < 0 || r->route_arg >= ADMIN__MAX)
+	if (d == NULL || d->fn != handle_admin)
 		return error_set(e, ERR_INTERNAL, NULL,
-		    "no administration call %d", r->route_arg);
-	d = &calls[r->route_arg];
+		    "not an administration operation route");
 	if ((in = input(r, d, e)) == NULL)
 		return -1;
 	ctx.st = r->store;

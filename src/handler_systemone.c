@@ -363,19 +363,22 @@ int
 handle_systemone(struct req *r, struct error *e)
 {
 	struct eval	ev;
+	struct ratelimit rl;
 	int64_t		gateway_ms;
 	int		rc = -1;
 
 	memset(&ev, 0, sizeof(ev));
 	if (parse(r, &ev, e) == -1 || find_backend(r, &ev, e) == -1 ||
-	    admission_charge(r, 1 + (int64_t)json_object_object_length(
-	    ev.questions), &ev.charge, e) == -1)
+	    admission_charge(r->store, r->settings, &r->app,
+	    1 + (int64_t)json_object_object_length(ev.questions), &ev.charge,
+	    &rl, e) == -1)
 		goto out;
+	http_ratelimit(r, &rl);
 	if (ask_backend(r, &ev, e) == -1 || build_answers(&ev, e) == -1) {
 		/* A call the backend failed still costs its units.  (One
 		 * the database refused to record is not charged there
 		 * again: that would wait for the same lock twice.) */
-		admission_settle(r, &ev.charge);
+		admission_settle(r->store, r->app.id, &ev.charge);
 		goto out;
 	}
 	gateway_ms = (clock_mono_us() - r->start_us + 500) / 1000 -

@@ -5,43 +5,31 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "admission.h"
 #include "clock.h"
 #include "http.h"
 #include "json_util.h"
 #include "settings.h"
+#include "uri.h"
 
+/* A new copy of at most n bytes of v, or NULL for NULL; a copy that
+ * cannot be made is NULL and marks r out of memory. */
 static char *
-param_copy(FCGX_Request *f, const char *name)
+copy(struct req *r, const char *v, size_t n)
 {
-	const char *v = FCGX_GetParam(name, f->envp);
+	char *c;
 
-	return v == NULL ? NULL : strdup(v);
-}
-
-/* 1 if the request came in on SERVICE_ADMIN_LISTEN (ADDR:PORT). */
-static int
-on_listener(FCGX_Request *f, const char *listen)
-{
-	const char	*addr = FCGX_GetParam("SERVER_ADDR", f->envp);
-	const char	*port = FCGX_GetParam("SERVER_PORT", f->envp);
-	const char	*colon = strrchr(listen, ':');
-	size_t		 alen;
-
-	if (*listen == '\0' || colon == NULL || addr == NULL || port == NULL)
-		return 0;
-	alen = (size_t)(colon - listen);
-	/* "[::1]:8081" names an IPv6 address in brackets. */
-	if (alen >= 2 && listen[0] == '[' && listen[alen - 1] == ']')
-		return strlen(addr) == alen - 2 &&
-		    strncmp(addr, listen + 1, alen - 2) == 0 &&
-		    strcmp(port, colon + 1) == 0;
-	return strlen(addr) == alen && strncmp(addr, listen, alen) == 0 &&
-	    strcmp(port, colon + 1) == 0;
+	if (v == NULL)
+		return NULL;
+	if ((c = strndup(v, n)) == NULL)
+		r->out_of_memory = 1;
+	return c;
 }
 
 void
@@ -66,10 +54,14 @@ req_init(struct req *r, FCGX_Request *fcgi, const struct settings *settings,
 	if (uri == NULL)
 		uri = "/";
 	plen = strcspn(uri, "?");
-	r->path = strndup(uri, plen);
-	r->query = uri[plen] == '?' ? strdup(uri + plen + 1) : NULL;
-	r->authorization = param_copy(fcgi, "HTTP_AUTHORIZATION");
-	r->on_admin_listener = on_listener(fcgi, settings->admin_listen);
+	r->path = copy(r, uri, plen);
+	r->query = uri[plen] == '?' ? copy(r, uri + plen + 1, SIZE_MAX) :
+	    NULL;
+	r->authorization = copy(r,
+	    FCGX_GetParam("HTTP_AUTHORIZATION", fcgi->envp), SIZE_MAX);
+	r->on_admin_listener = uri_on_listener(
+	    FCGX_GetParam("SERVER_ADDR", fcgi->envp),
+	    FCGX_GetParam("SERVER_PORT", fcgi->envp), settings->admin_listen);
 }
 
 int
@@ -136,52 +128,10 @@ req_json_object(struct req *r, struct error *e)
 	return ju_parse_body(r->body, r->body_len, e);
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-size_t
-http_unescape(const char *s, size_t n, int plus, char *out, size_t size)
-{
-	size_t	i, o = 0;
-	int	hi, lo;
-
-	for (i = 0; i < n && o + 1 < size; i++) {
-		if (s[i] == '%' && i + 2 < n &&
-		    (hi = hexval(s[i + 1])) >= 0 &&
-		    (lo = hexval(s[i + 2])) >= 0) {
-			out[o++] = (char)(hi * 16 + lo);
-			i += 2;
-		} else
-			out[o++] = plus && s[i] == '+' ? ' ' : s[i];
-	}
-	out[o] = '\0';
-	return o;
-}
-
 const char *
 req_query(const struct req *r, const char *name, char *buf, size_t size)
 {
-	const char	*p = r->query;
-	size_t		 nlen = strlen(name), klen, vlen;
-
-	while (p != NULL && *p != '\0') {
-		klen = strcspn(p, "=&");
-		vlen = strcspn(p, "&");
-		if (klen == nlen && strncmp(p, name, nlen) == 0) {
-			p += klen + (p[klen] == '=');
-			http_unescape(p, vlen - klen - (vlen > klen), 1, buf,
-			    size);
-			return buf;
-		}
-		p += vlen + (p[vlen] == '&');
-	}
-	return NULL;
+	return uri_query(r->query, name, buf, size);
 }
 
 void
@@ -199,6 +149,18 @@ http_header(struct req *r, const char *name, const char *fmt, ...)
 	value[strcspn(value, "\r\n")] = '\0';
 	if (asprintf(&line, "%s: %s\r\n", name, value) != -1)
 		r->headers[r->nheaders++] = line;
+}
+
+void
+http_ratelimit(struct req *r, const struct ratelimit *rl)
+{
+	http_header(r, "RateLimit-Policy",
+	    "\"minute\";q=%lld;w=60, \"day\";q=%lld;w=86400",
+	    (long long)rl->rate, (long long)rl->quota);
+	http_header(r, "RateLimit", "\"minute\";r=%lld;t=%lld, "
+	    "\"day\";r=%lld;t=%lld", (long long)rl->rate_remaining,
+	    (long long)rl->rate_reset_s, (long long)rl->quota_remaining,
+	    (long long)rl->quota_reset_s);
 }
 
 static const char *

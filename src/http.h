@@ -13,6 +13,8 @@
 #include "model.h"
 #include "uuid7.h"
 
+struct ratelimit;
+struct route;
 struct settings;
 struct store;
 
@@ -28,10 +30,11 @@ struct req {
 	char			*query;		/* owned copy or NULL */
 	char			*authorization;	/* owned copy or NULL */
 	int			 on_admin_listener;
+	int			 out_of_memory;	/* a copy failed: 503 */
 	char			*body;		/* owned, NUL-terminated */
 	size_t			 body_len;
 	char			*params[HTTP_MAX_PARAMS]; /* owned, decoded */
-	int			 route_arg;	/* set by the router */
+	const struct route	*route;		/* the row, set by the router */
 	char			 request_id[UUID7_LEN + 1];
 	int64_t			 start_us;	/* clock_mono_us() at start */
 	struct app		 app;		/* set by authentication */
@@ -41,7 +44,9 @@ struct req {
 };
 
 /* Copies what the request needs out of the FastCGI params (they do not
- * outlive the turn).  Never fails: a missing param is an empty one. */
+ * outlive the turn).  A missing param is an empty one; a copy that
+ * cannot be made sets out_of_memory, which the router answers with 503
+ * service_unavailable. */
 void	 req_init(struct req *r, FCGX_Request *fcgi,
 	    const struct settings *settings, struct store *store);
 /* Releases everything the request owns. */
@@ -58,19 +63,17 @@ int	 req_read_body(struct req *r, struct error *e);
 /* Parses the body as a JSON object (depth 64, strict, valid UTF-8).
  * Returns a new reference the caller puts, or NULL with e set (422). */
 json_object *req_json_object(struct req *r, struct error *e);
-/* A query parameter, decoded, into buf; NULL when absent. */
+/* A query parameter, decoded, into buf; NULL when absent (uri_query()
+ * on r->query). */
 const char *req_query(const struct req *r, const char *name, char *buf,
-	    size_t size);
-
-/* Percent-decodes n bytes of s into out (size bytes, NUL-terminated;
- * '+' is a space when plus is set, as in a query).  Returns the length,
- * which is at most n: out may be as large as n + 1. */
-size_t	 http_unescape(const char *s, size_t n, int plus, char *out,
 	    size_t size);
 
 /* Adds a response header line ("Name: value") to the next answer. */
 void	 http_header(struct req *r, const char *name, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/* Adds the RateLimit-Policy and RateLimit headers of an admitted call
+ * (admission_charge() computes rl). */
+void	 http_ratelimit(struct req *r, const struct ratelimit *rl);
 /* Answers with status and a JSON body (borrowed: the caller puts it). */
 void	 http_json(struct req *r, int status, json_object *body);
 /* Answers with status and a body of the given type. */

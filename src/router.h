@@ -1,4 +1,4 @@
-/* router.h: the route table and the dispatcher of one request. */
+/* router.h: the dispatcher of one request (its table: routes.h). */
 #ifndef EVALGATE_ROUTER_H
 #define EVALGATE_ROUTER_H
 

@@ -1,0 +1,94 @@
+/* routes.h: the route table, one row per route, and its lookup.
+ *
+ * A row says everything about a route: method, path pattern, handler,
+ * the authentication it needs, who charges the rate limit and, for the
+ * /admin/v1 routes that run one operation of ops.c through
+ * handle_admin(), the operation, the input fields its {} segments fill
+ * and the status of a success.  route_find() reads nothing but its
+ * arguments, so that the unit test and the fuzzer can call it without a
+ * request (tests/unit/routes_test.c, fuzz/fuzz_route.c). */
+#ifndef EVALGATE_ROUTES_H
+#define EVALGATE_ROUTES_H
+
+#include "error.h"
+#include "handlers.h"
+#include "http.h"
+#include "ops.h"
+
+enum route_id {
+	ROUTE_HEALTH,
+	ROUTE_READY,
+	ROUTE_MODELS,
+	ROUTE_SYSTEMONE,
+	ROUTE_DECISION_GET,
+	ROUTE_DECISION_OUTCOME,
+	ROUTE_ADMIN_APP_CREATE,
+	ROUTE_ADMIN_APP_LIST,
+	ROUTE_ADMIN_APP_UPDATE,
+	ROUTE_ADMIN_KEY_ISSUE,
+	ROUTE_ADMIN_KEY_LIST,
+	ROUTE_ADMIN_KEY_REVOKE,
+	ROUTE_ADMIN_BACKEND_ADD,
+	ROUTE_ADMIN_BACKEND_LIST,
+	ROUTE_ADMIN_BACKEND_UPDATE,
+	ROUTE_ADMIN_SCHEMA_PUBLISH,
+	ROUTE_ADMIN_SCHEMA_LIST,
+	ROUTE_ADMIN_SCHEMA_VERSIONS,
+	ROUTE_ADMIN_SCHEMA_SHOW,
+	ROUTE_ADMIN_GRANT,
+	ROUTE_ADMIN_UNGRANT,
+	ROUTE_ADMIN_UNGRANT_VERSION,
+	ROUTE_ADMIN_TEMPLATE_PUBLISH,
+	ROUTE_ADMIN_TEMPLATE_LIST,
+	ROUTE_ADMIN_TEMPLATE_RENDER,
+	ROUTE_ADMIN_DECISIONS,
+	ROUTE_ADMIN_EXPORT,
+	ROUTE_ADMIN_CALIBRATION,
+	ROUTE__MAX
+};
+
+/* What the route needs from the caller: nothing, an API key, or the key
+ * of an administrator application. */
+enum route_need { NEED_NONE, NEED_KEY, NEED_ADMIN };
+
+/* Who charges the rate limit: nobody (no key), the router (cost 0), or
+ * the handler itself, once it knows the call's quota cost. */
+enum route_charge { CHARGE_NONE, CHARGE_ROUTER, CHARGE_HANDLER };
+
+/* How a {} segment becomes an input field of the operation: as it is,
+ * or a positive integer spelled with digits only (anything else: 404,
+ * from handle_admin()). */
+enum route_seg_kind { SEG_TEXT, SEG_INT };
+
+struct route_seg {
+	const char		*field;		/* NULL: no more segments */
+	enum route_seg_kind	 kind;
+};
+
+struct route {
+	const char		*method;
+	const char		*pattern;	/* see uri_match() */
+	handler_fn		 fn;
+	enum route_need		 need;
+	enum route_charge	 charge;
+	/* handle_admin()'s: the operation, the input fields the {}
+	 * segments fill, in path order, and the status of a success. */
+	enum op			 op;
+	struct route_seg	 segs[HTTP_MAX_PARAMS];
+	int			 status;
+};
+
+extern const struct route routes[ROUTE__MAX];
+
+/* The route of method and path for a request that came in on the
+ * internal listener or not: /admin/ paths exist only there.  0 with
+ * *found set to its row (in routes[]) and params[] to its {} segments,
+ * decoded, as new strings the caller frees (NULL past the last), or -1
+ * with e set and params[] all NULL: 404 not_found, 405
+ * method_not_allowed when another method has the path, 503
+ * service_unavailable when out of memory. */
+int	route_find(const char *method, const char *path,
+	    int on_admin_listener, const struct route **found,
+	    char *params[HTTP_MAX_PARAMS], struct error *e);
+
+#endif

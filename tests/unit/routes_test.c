@@ -1,0 +1,211 @@
+/* routes_test.c: TAP tests of the route table and route_find()
+ * (src/routes.c): every row is found by its own method and path on the
+ * internal listener; no /admin/ path and no administrator route is ever
+ * found from a public one; 404 and 405 as the router answers them; the
+ * {} segments decoded; the rows of handle_admin() consistent. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "routes.h"
+#include "tap.h"
+
+/* The pattern with each {} replaced by seg, into buf. */
+static void
+fill(const char *pattern, const char *seg, char *buf, size_t size)
+{
+	size_t	o = 0, slen = strlen(seg);
+
+	while (*pattern != '\0' && o + slen + 1 < size) {
+		if (strncmp(pattern, "{}", 2) == 0) {
+			memcpy(buf + o, seg, slen);
+			o += slen;
+			pattern += 2;
+		} else
+			buf[o++] = *pattern++;
+	}
+	buf[o] = '\0';
+}
+
+static size_t
+braces(const char *pattern)
+{
+	size_t n = 0;
+
+	for (; (pattern = strstr(pattern, "{}")) != NULL; pattern += 2)
+		n++;
+	return n;
+}
+
+static void
+free_params(char **params)
+{
+	size_t i;
+
+	for (i = 0; i < HTTP_MAX_PARAMS; i++) {
+		free(params[i]);
+		params[i] = NULL;
+	}
+}
+
+/* Looks up method and path; the error code, ERR_NONE when found. */
+static enum err_code
+find(const char *method, const char *path, int admin,
+    const struct route **found, char **params, char *msg, size_t size)
+{
+	struct error	e = { 0 };
+	enum err_code	code;
+
+	if (route_find(method, path, admin, found, params, &e) == 0) {
+		error_clear(&e);
+		return ERR_NONE;
+	}
+	code = e.code;
+	if (msg != NULL)
+		snprintf(msg, size, "%s", e.message);
+	error_clear(&e);
+	return code;
+}
+
+static void
+test_every_row(void)
+{
+	const struct route	*found;
+	char			*params[HTTP_MAX_PARAMS];
+	char			 path[256];
+	size_t			 i, k, nb;
+	int			 admin_path, all_null;
+	enum err_code		 code;
+
+	for (i = 0; i < ROUTE__MAX; i++) {
+		const struct route *rt = &routes[i];
+
+		admin_path = strncmp(rt->pattern, "/admin/", 7) == 0;
+		ok(rt->method != NULL && rt->pattern != NULL && rt->fn != NULL,
+		    "row %zu is filled", i);
+		ok(admin_path == (rt->need == NEED_ADMIN),
+		    "%s: under /admin/ exactly when it needs an administrator",
+		    rt->pattern);
+		nb = braces(rt->pattern);
+		ok(nb <= HTTP_MAX_PARAMS, "%s: at most %d {} segments",
+		    rt->pattern, HTTP_MAX_PARAMS);
+
+		fill(rt->pattern, "s%20x", path, sizeof(path));
+		code = find(rt->method, path, 1, &found, params, NULL, 0);
+		ok(code == ERR_NONE && found == rt,
+		    "%s %s: found on the internal listener", rt->method, path);
+		for (k = 0; k < HTTP_MAX_PARAMS; k++)
+			if (!ok(k < nb ? params[k] != NULL &&
+			    strcmp(params[k], "s x") == 0 : params[k] == NULL,
+			    "%s: param %zu %s", rt->pattern, k,
+			    k < nb ? "decoded" : "NULL"))
+				break;
+		free_params(params);
+
+		code = find(rt->method, path, 0, &found, params, NULL, 0);
+		for (all_null = 1, k = 0; k < HTTP_MAX_PARAMS; k++)
+			all_null &= params[k] == NULL;
+		if (admin_path)
+			ok(code == ERR_NOT_FOUND && found == NULL && all_null,
+			    "%s %s: 404 from a public listener", rt->method,
+			    path);
+		else
+			ok(code == ERR_NONE && found == rt,
+			    "%s %s: found from a public listener", rt->method,
+			    path);
+		free_params(params);
+
+		code = find("BREW", path, 0, &found, params, NULL, 0);
+		ok(code == (admin_path ? ERR_NOT_FOUND :
+		    ERR_METHOD_NOT_ALLOWED) && found == NULL,
+		    "%s with another method: %s from a public listener",
+		    path, admin_path ? "404" : "405");
+		code = find("BREW", path, 1, &found, params, NULL, 0);
+		ok(code == ERR_METHOD_NOT_ALLOWED && found == NULL,
+		    "%s with another method: 405 on the internal listener",
+		    path);
+
+		if (rt->fn == handle_admin) {
+			for (k = 0; k < HTTP_MAX_PARAMS &&
+			    rt->segs[k].field != NULL; k++)
+				;
+			ok(k == nb, "%s: one input field per {} segment",
+			    rt->pattern);
+			ok(rt->status == 200 || rt->status == 201,
+			    "%s: a success is 200 or 201", rt->pattern);
+			ok(rt->op >= 0 && rt->op < OP__MAX, "%s: an operation",
+			    rt->pattern);
+		} else
+			ok(rt->segs[0].field == NULL && rt->status == 0,
+			    "%s: no operation fields but for handle_admin",
+			    rt->pattern);
+	}
+}
+
+static void
+test_answers(void)
+{
+	const struct route	*found;
+	char			*params[HTTP_MAX_PARAMS];
+	char			 msg[512];
+
+	ok(find("GET", "/nope", 0, &found, params, msg, sizeof(msg)) ==
+	    ERR_NOT_FOUND, "an unknown path: 404");
+	is_str(msg, "no such route: /nope", "its message");
+	ok(find("DELETE", "/v1/models", 0, &found, params, msg,
+	    sizeof(msg)) == ERR_METHOD_NOT_ALLOWED, "a known path: 405");
+	is_str(msg, "method DELETE not allowed on /v1/models", "its message");
+	ok(find("POST", "/admin/v1/applications", 0, &found, params, msg,
+	    sizeof(msg)) == ERR_NOT_FOUND, "administration, public: 404");
+	is_str(msg, "no such route: /admin/v1/applications", "its message");
+	ok(find("GET", "/admin/anything", 0, &found, params, NULL, 0) ==
+	    ERR_NOT_FOUND, "anything under /admin/, public: 404");
+	ok(find("GET", "/admin/anything", 1, &found, params, NULL, 0) ==
+	    ERR_NOT_FOUND, "an unknown /admin/ path, internal: 404");
+	ok(find("GET", "/admin/v1/applications", 1, &found, params, NULL,
+	    0) == ERR_NONE && found == &routes[ROUTE_ADMIN_APP_LIST],
+	    "GET /admin/v1/applications, internal: the list");
+	ok(find("POST", "/admin/v1/schemas/t/versions", 1, &found, params,
+	    NULL, 0) == ERR_NONE &&
+	    found == &routes[ROUTE_ADMIN_SCHEMA_PUBLISH],
+	    "one path, two methods: POST publishes");
+	free_params(params);
+	ok(find("GET", "/admin/v1/schemas/t/versions", 1, &found, params,
+	    NULL, 0) == ERR_NONE &&
+	    found == &routes[ROUTE_ADMIN_SCHEMA_VERSIONS],
+	    "one path, two methods: GET lists");
+	free_params(params);
+	ok(find("GET", "/admin/v1/schemas/t/versions/abc", 1, &found, params,
+	    NULL, 0) == ERR_NONE && found == &routes[ROUTE_ADMIN_SCHEMA_SHOW],
+	    "a version that is no number is still the route (handle_admin "
+	    "answers 404, after authentication)");
+	free_params(params);
+	ok(find("GET", "/v1/decisions/a%2Fb%20c", 0, &found, params, NULL,
+	    0) == ERR_NONE && found == &routes[ROUTE_DECISION_GET] &&
+	    params[0] != NULL && strcmp(params[0], "a/b c") == 0 &&
+	    params[1] == NULL, "a segment decoded, '/' included");
+	free_params(params);
+	ok(find("GET", "/v1/decisions/a+b", 0, &found, params, NULL, 0) ==
+	    ERR_NONE && strcmp(params[0], "a+b") == 0,
+	    "'+' in a path is a '+'");
+	free_params(params);
+	ok(find("POST", "/v1/decisions//outcome", 0, &found, params, NULL,
+	    0) == ERR_NOT_FOUND, "an empty segment: 404");
+	ok(find("GET", "/%61dmin/v1/applications", 0, &found, params, NULL,
+	    0) == ERR_NOT_FOUND, "an encoded /admin/: 404");
+	ok(find("GET", "//admin/v1/applications", 0, &found, params, NULL,
+	    0) == ERR_NOT_FOUND, "a doubled '/': 404");
+	ok(find("get", "/health", 0, &found, params, NULL, 0) ==
+	    ERR_METHOD_NOT_ALLOWED, "methods are case-sensitive");
+	ok(find("", "", 0, &found, params, NULL, 0) == ERR_NOT_FOUND,
+	    "nothing: 404");
+}
+
+int
+main(void)
+{
+	test_every_row();
+	test_answers();
+	return tap_done();
+}
