@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "model.h"
 
 struct app;
 struct settings;
@@ -53,14 +54,6 @@ struct charge {
 	int64_t	units;		/* 0 once charged */
 };
 
-/* What an admitted call is told (the RateLimit-Policy and RateLimit
- * headers): the limits, and what is left of each and when it resets. */
-struct ratelimit {
-	int64_t	rate;			/* calls per minute */
-	int64_t	quota;			/* cost units per UTC day */
-	int64_t	rate_remaining, rate_reset_s;
-	int64_t	quota_remaining, quota_reset_s;
-};
 
 /* Charges app (borrowed; its own rate and quota, else the settings'
  * defaults) for one call of the given quota cost (0 for routes other

@@ -15,7 +15,6 @@
 
 #include "handlers.h"
 #include "ops.h"
-#include "routes.h"
 
 #define INT_DIGITS_MAX	15	/* larger versions do not exist */
 
@@ -61,7 +60,7 @@ seg_value(const struct route_seg *f, const char *seg, struct error *e)
  * member naming a path field must agree with the path.  A new
  * reference, or NULL with e set. */
 static json_object *
-input(struct req *r, const struct route *d, struct error *e)
+input(struct req *r, const struct admin_call *d, struct error *e)
 {
 	json_object	*in, *v, *given;
 	size_t		 i;
@@ -90,12 +89,12 @@ fail:
 int
 handle_admin(struct req *r, struct error *e)
 {
-	const struct route	*d = r->route;
+	const struct admin_call	*d = r->admin;
 	struct op_ctx		 ctx;
 	json_object		*in, *out = NULL;
 	int			 rc;
 
-	if (d == NULL || d->fn != handle_admin)
+	if (d == NULL || d->status == 0)
 		return error_set(e, ERR_INTERNAL, NULL,
 		    "not an administration operation route");
 	if ((in = input(r, d, e)) == NULL)

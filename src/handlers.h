@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "http.h"
+#include "ops.h"
 
 typedef int (*handler_fn)(struct req *r, struct error *e);
 
@@ -18,9 +19,26 @@ int	handle_systemone(struct req *r, struct error *e);
 int	handle_decision_get(struct req *r, struct error *e);
 int	handle_decision_outcome(struct req *r, struct error *e);
 
-/* The /admin/v1 routes that run one operation of ops.c: the row the
- * router matched (r->route) names the operation, the input fields its
- * path fills and the status of a success. */
+/* The /admin/v1 routes that run one operation of ops.c.  Their rows in
+ * routes.c carry what handle_admin() runs, and the router hands it over
+ * in r->admin: the operation, the input fields the path's {} segments
+ * fill, in path order (each as it is, or a positive integer spelled with
+ * digits only: anything else is a 404), and the status of a success.
+ * The input is otherwise the request body (an object; empty is {}) for
+ * POST and PATCH, and nothing for GET and DELETE. */
+enum route_seg_kind { SEG_TEXT, SEG_INT };
+
+struct route_seg {
+	const char		*field;		/* NULL: no more segments */
+	enum route_seg_kind	 kind;
+};
+
+struct admin_call {
+	enum op			 op;
+	struct route_seg	 segs[HTTP_MAX_PARAMS];
+	int			 status;	/* 0: not such a route */
+};
+
 int	handle_admin(struct req *r, struct error *e);
 /* An application's decisions: a page, and every one as JSON lines. */
 int	handle_admin_decisions(struct req *r, struct error *e);

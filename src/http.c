@@ -11,7 +11,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "admission.h"
 #include "clock.h"
 #include "http.h"
 #include "json_util.h"

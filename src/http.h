@@ -14,7 +14,7 @@
 #include "uuid7.h"
 
 struct ratelimit;
-struct route;
+struct admin_call;
 struct settings;
 struct store;
 
@@ -34,7 +34,8 @@ struct req {
 	char			*body;		/* owned, NUL-terminated */
 	size_t			 body_len;
 	char			*params[HTTP_MAX_PARAMS]; /* owned, decoded */
-	const struct route	*route;		/* the row, set by the router */
+	const struct admin_call	*admin;		/* handle_admin()'s: from the
+						 * route's row, by the router */
 	char			 request_id[UUID7_LEN + 1];
 	int64_t			 start_us;	/* clock_mono_us() at start */
 	struct app		 app;		/* set by authentication */

@@ -164,4 +164,13 @@ struct calibration_row {
 	const char	*outcome;		/* the value, JSON text */
 };
 
+/* What an admitted call is told (the RateLimit-Policy and RateLimit
+ * headers): the limits, and what is left of each and when it resets. */
+struct ratelimit {
+	int64_t	rate;			/* calls per minute */
+	int64_t	quota;			/* cost units per UTC day */
+	int64_t	rate_remaining, rate_reset_s;
+	int64_t	quota_remaining, quota_reset_s;
+};
+
 #endif

@@ -30,7 +30,7 @@ dispatch(struct req *r, struct error *e)
 	if (route_find(r->method, r->path, r->on_admin_listener, &found,
 	    r->params, e) == -1)
 		return -1;
-	r->route = found;
+	r->admin = &found->admin;
 	/* The lookups up to the first write share one snapshot. */
 	store_read_begin(r->store);
 	if (found->need != NEED_NONE &&

@@ -12,7 +12,7 @@
  * nothing for GET and DELETE, with the fields of the path added. */
 #define ADMIN(m, p, o, st, ...) { .method = m, .pattern = "/admin/v1" p, \
 	.fn = handle_admin, .need = NEED_ADMIN, .charge = CHARGE_ROUTER, \
-	.op = o, .segs = { __VA_ARGS__ }, .status = st }
+	.admin = { .op = o, .segs = { __VA_ARGS__ }, .status = st } }
 #define NOSEG	{ .field = NULL }
 #define TEXT(f)	{ .field = f, .kind = SEG_TEXT }
 #define INT(f)	{ .field = f, .kind = SEG_INT }

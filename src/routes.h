@@ -13,7 +13,6 @@
 #include "error.h"
 #include "handlers.h"
 #include "http.h"
-#include "ops.h"
 
 enum route_id {
 	ROUTE_HEALTH,
@@ -55,27 +54,13 @@ enum route_need { NEED_NONE, NEED_KEY, NEED_ADMIN };
  * the handler itself, once it knows the call's quota cost. */
 enum route_charge { CHARGE_NONE, CHARGE_ROUTER, CHARGE_HANDLER };
 
-/* How a {} segment becomes an input field of the operation: as it is,
- * or a positive integer spelled with digits only (anything else: 404,
- * from handle_admin()). */
-enum route_seg_kind { SEG_TEXT, SEG_INT };
-
-struct route_seg {
-	const char		*field;		/* NULL: no more segments */
-	enum route_seg_kind	 kind;
-};
-
 struct route {
 	const char		*method;
 	const char		*pattern;	/* see uri_match() */
 	handler_fn		 fn;
 	enum route_need		 need;
 	enum route_charge	 charge;
-	/* handle_admin()'s: the operation, the input fields the {}
-	 * segments fill, in path order, and the status of a success. */
-	enum op			 op;
-	struct route_seg	 segs[HTTP_MAX_PARAMS];
-	int			 status;
+	struct admin_call	 admin;		/* handle_admin()'s */
 };
 
 extern const struct route routes[ROUTE__MAX];

@@ -128,16 +128,16 @@ test_every_row(void)
 
 		if (rt->fn == handle_admin) {
 			for (k = 0; k < HTTP_MAX_PARAMS &&
-			    rt->segs[k].field != NULL; k++)
+			    rt->admin.segs[k].field != NULL; k++)
 				;
 			ok(k == nb, "%s: one input field per {} segment",
 			    rt->pattern);
-			ok(rt->status == 200 || rt->status == 201,
+			ok(rt->admin.status == 200 || rt->admin.status == 201,
 			    "%s: a success is 200 or 201", rt->pattern);
-			ok(rt->op >= 0 && rt->op < OP__MAX, "%s: an operation",
+			ok(rt->admin.op >= 0 && rt->admin.op < OP__MAX, "%s: an operation",
 			    rt->pattern);
 		} else
-			ok(rt->segs[0].field == NULL && rt->status == 0,
+			ok(rt->admin.segs[0].field == NULL && rt->admin.status == 0,
 			    "%s: no operation fields but for handle_admin",
 			    rt->pattern);
 	}
