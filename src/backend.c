@@ -6,10 +6,16 @@
  * fails at the transport, answers 429, 529 or 5xx, or answers something
  * that does not fit the questions (whatever the kind's ask() reports as
  * cooling) rests for a cool-down shared by every worker through the
- * cache.  When every replica is resting, all are tried anyway, in the
- * same order: a backend is never refused without asking.  When none
- * answered: 503 backend_unavailable, with the largest retry hint an
- * upstream gave, else 1 s. */
+ * cache.  When its cool-down is over, one worker of the host probes it
+ * (the shared memory decides which) while the others still leave it
+ * out.  When every replica is left out, the call is a 503 at once, with
+ * Retry-After the time until the first may be asked: a dead backend
+ * does not hold a worker for its timeout.  Around the loop, a backend
+ * has at most max_in_flight evaluations in flight on the host (default
+ * half of SERVICE_WORKERS), so that it can never hold every worker;
+ * beyond, a 503 at once.  When no replica answered: 503
+ * backend_unavailable, with the largest retry hint an upstream gave,
+ * else 1 s. */
 #include "config.h"
 
 #include <stdio.h>
@@ -23,6 +29,7 @@
 #include "clock.h"
 #include "log.h"
 #include "settings.h"
+#include "shm.h"
 
 #define BACKEND_COOLDOWN_MS	30000	/* a failing replica rests */
 
@@ -34,6 +41,13 @@ static const struct backend_kind *const kinds[] = {
 #define NKINDS	(sizeof(kinds) / sizeof(kinds[0]))
 
 static unsigned long	 rotation;	/* start replica of the next call */
+
+/* A remote call's context in the loop. */
+struct kind_call {
+	const struct backend_kind	*kind;
+	struct store			*st;		/* borrowed; NULL: none */
+	size_t				 nurls;		/* replicas to try */
+};
 
 const struct backend_kind *
 backend_kind_find(const char *name)
@@ -117,96 +131,112 @@ no_settings(const char *name)
 	return NULL;
 }
 
-/* The timeout of one attempt: the backend's, else the setting's (its
- * default when there are no settings, as in the unit tests).  -1 with e
- * set if the defaults do not load. */
-static long
-attempt_timeout(const struct settings *s, const struct backend *b,
-    struct error *e)
+/* s, or the settings' defaults where there are none (the unit tests);
+ * NULL with e set if the defaults do not load. */
+static const struct settings *
+or_defaults(const struct settings *s, struct error *e)
 {
 	static struct settings	 defaults;
 	static int		 loaded;
 	char			 err[256];
 
-	if (b->timeout_ms > 0)
-		return (long)b->timeout_ms;
 	if (s != NULL)
-		return s->backend_timeout_ms;
+		return s;
 	if (!loaded && settings_load(&defaults, no_settings, err,
-	    sizeof(err)) == -1)
-		return error_set(e, ERR_INTERNAL, NULL, "settings: %s", err);
+	    sizeof(err)) == -1) {
+		error_set(e, ERR_INTERNAL, NULL, "settings: %s", err);
+		return NULL;
+	}
 	loaded = 1;
-	return defaults.backend_timeout_ms;
+	return &defaults;
+}
+
+/* 503 backend_unavailable "backend 'name': why", to come back in
+ * retry_ms (1 s when there is no hint).  Returns -1. */
+static int
+unavailable(struct error *e, long retry_ms, const char *name,
+    const char *why)
+{
+	error_set(e, ERR_BACKEND_UNAVAILABLE, NULL, "backend '%s': %s", name,
+	    why);
+	e->retry_after_ms = retry_ms > 0 ? retry_ms : 1000;
+	return -1;
+}
+
+/* Which replicas of b to ask now, from a rotating start, into order[]
+ * (their count returned).  A replica resting in its cool-down is left
+ * out; one whose cool-down is over is asked by the first worker of the
+ * host to claim its probe, and left out by the others until the probe
+ * has answered (or a cool-down has passed).  *wake_ms: when the first
+ * replica left out may be asked again. */
+static size_t
+replicas_now(struct store *st, const struct backend *b, size_t n,
+    size_t order[BACKEND_MAX_URLS], int64_t until[BACKEND_MAX_URLS],
+    long *wake_ms)
+{
+	int64_t	 now = clock_now_ms(), left;
+	size_t	 start = rotation++ % n, j, i, k = 0;
+
+	*wake_ms = -1;
+	for (j = 0; j < n; j++) {
+		i = (start + j) % n;
+		until[i] = cooldown_get(st, b->urls[i]);
+		if (until[i] == 0 || (until[i] <= now &&
+		    shm_probe_claim(shm_host(), b->urls[i], now,
+		    BACKEND_COOLDOWN_MS))) {
+			order[k++] = i;
+			continue;
+		}
+		left = until[i] > now ? until[i] - now : 1000;
+		if (*wake_ms == -1 || left < *wake_ms)
+			*wake_ms = (long)left;
+	}
+	return k;
 }
 
 /* Asks the replicas of b, a backend of the remote kind k, in turn. */
 static int
-ask_replicas(const struct backend_kind *k, struct store *st,
-    const struct settings *s, const struct backend *b, json_object *state,
-    json_object *questions, struct backend_answer *out, struct error *e)
+ask_replicas(const struct kind_call *kc, struct backend_call *c,
+    struct backend_answer *out, struct error *e)
 {
-	struct backend_call	 c;
-	struct backend_attempt	 at;
-	char			 base[sizeof(b->urls[0])];
-	char			 shown[sizeof(b->urls[0])], reasons[300] = "";
-	char			 resting_for[32];
-	int64_t			 until[BACKEND_MAX_URLS], now, t0;
-	size_t			 n = b->nurls, start, j, i, resting = 0, len;
-	long			 hint = -1;
-	int			 rc = -1;
+	const struct backend_kind	*k = kc->kind;
+	const struct backend		*b = c->b;
+	struct backend_attempt		 at;
+	char				 base[sizeof(b->urls[0])];
+	char				 shown[sizeof(b->urls[0])];
+	char				 reasons[300] = "", resting_for[32];
+	char				 why[340];
+	int64_t				 until[BACKEND_MAX_URLS], t0;
+	size_t				 order[BACKEND_MAX_URLS], n, j, i, len;
+	long				 hint = -1, wake;
+	int				 rc = -1;
 
-	if (n > BACKEND_MAX_URLS)
-		n = BACKEND_MAX_URLS;
+	n = replicas_now(kc->st, b, kc->nurls, order, until, &wake);
 	if (n == 0) {
-		error_set(e, ERR_BACKEND_UNAVAILABLE, NULL,
-		    "backend '%s': no replica configured", b->name);
-		e->retry_after_ms = 1000;
-		return -1;
+		log_warn("backend '%s': every replica is cooling down; calls "
+		    "are refused until one may be probed", b->name);
+		return unavailable(e, wake, b->name,
+		    "every replica is cooling down");
 	}
-	memset(&c, 0, sizeof(c));
-	c.b = b;
-	c.state = state;
-	c.questions = questions;
-	if ((c.timeout_ms = attempt_timeout(s, b, e)) == -1)
+	if (k->begin != NULL && k->begin(c, e) == -1)
 		return -1;
-	/* Hardening: the host-wide in-flight limit of b is taken here
-	 * (503 when it is full, before any replica is asked) and given
-	 * back at the end of this function. */
-	if (k->begin != NULL && k->begin(&c, e) == -1)
-		return -1;
-
-	start = rotation++ % n;
-	now = clock_now_ms();
-	for (i = 0; i < n; i++)
-		if ((until[i] = cooldown_get(st, b->urls[i])) > now)
-			resting++;
-	if (resting == n)
-		log_warn("backend '%s': every replica is cooling down;"
-		    " trying them all", b->name);
-
 	for (j = 0; j < n && rc == -1; j++) {
-		i = (start + j) % n;
-		if (resting < n && until[i] > now)
-			continue;
-		/* Hardening: a replica whose cool-down is over is probed
-		 * by one worker of the host at a time (the probe of this
-		 * cool-down, claimed here); the others skip it as if it
-		 * were still resting until the probe answers. */
+		i = order[j];
 		len = strlen(b->urls[i]);
 		while (len > 0 && b->urls[i][len - 1] == '/')
 			len--;
 		snprintf(base, sizeof(base), "%.*s", (int)len, b->urls[i]);
 		t0 = clock_mono_us();
-		if (k->ask(&c, base, out, &at) == 0) {
+		if (k->ask(c, base, out, &at) == 0) {
 			snprintf(out->replica, sizeof(out->replica), "%s",
 			    b->urls[i]);
 			if (until[i] != 0)
-				cooldown_put(st, b->urls[i], 0);
+				cooldown_put(kc->st, b->urls[i], 0);
 			rc = 0;
 			break;
 		}
 		if (at.cool)
-			cooldown_put(st, b->urls[i],
+			cooldown_put(kc->st, b->urls[i],
 			    clock_now_ms() + BACKEND_COOLDOWN_MS);
 		if (at.hint_ms > hint)
 			hint = at.hint_ms;
@@ -223,13 +253,47 @@ ask_replicas(const struct backend_kind *k, struct store *st,
 		    len > 0 ? "; " : "", at.reason);
 	}
 	if (rc == -1) {
-		error_set(e, ERR_BACKEND_UNAVAILABLE, NULL,
-		    "backend '%s': no replica answered (%s)", b->name,
-		    reasons);
-		e->retry_after_ms = hint > 0 ? hint : 1000;
+		snprintf(why, sizeof(why), "no replica answered (%s)", reasons);
+		unavailable(e, hint, b->name, why);
 	}
 	if (k->end != NULL)
-		k->end(&c);
+		k->end(c);
+	return rc;
+}
+
+/* A remote call: within b's in-flight limit on the host (a worker busy
+ * with it; design.md section 16, item 2), so that a backend that hangs
+ * cannot hold every worker, then the replica loop. */
+static int
+remote(const struct backend_kind *k, struct store *st,
+    const struct settings *s, const struct backend *b, json_object *state,
+    json_object *questions, struct backend_answer *out, struct error *e)
+{
+	struct kind_call	 kc = { k, st, b->nurls };
+	struct backend_call	 c;
+	long			 limit;
+	int			 rc;
+
+	if (kc.nurls > BACKEND_MAX_URLS)
+		kc.nurls = BACKEND_MAX_URLS;
+	if (kc.nurls == 0)
+		return unavailable(e, 1000, b->name, "no replica configured");
+	if ((s = or_defaults(s, e)) == NULL)
+		return -1;
+	memset(&c, 0, sizeof(c));
+	c.b = b;
+	c.state = state;
+	c.questions = questions;
+	c.timeout_ms = b->timeout_ms > 0 ? (long)b->timeout_ms :
+	    s->backend_timeout_ms;
+	limit = b->max_in_flight > 0 ? (long)b->max_in_flight :
+	    s->workers / 2 > 1 ? s->workers / 2 : 1;
+	if (!shm_inflight_take(shm_host(), b->id, limit))
+		return unavailable(e, 1000, b->name, "as many evaluations "
+		    "are in flight to it on this host as its limit "
+		    "(max_in_flight) allows");
+	rc = ask_replicas(&kc, &c, out, e);
+	shm_inflight_give(shm_host());
 	return rc;
 }
 
@@ -245,6 +309,6 @@ backend_evaluate(struct store *st, const struct settings *s,
 		return error_set(e, ERR_INTERNAL, NULL,
 		    "backend '%s' has an unknown kind", b->name);
 	if (k->remote)
-		return ask_replicas(k, st, s, b, state, questions, out, e);
+		return remote(k, st, s, b, state, questions, out, e);
 	return k->answer(b, state, questions, out, e);
 }

@@ -24,6 +24,7 @@
 #include "log.h"
 #include "router.h"
 #include "settings.h"
+#include "shm.h"
 #include "store.h"
 
 static volatile sig_atomic_t stopping;
@@ -49,6 +50,7 @@ main(void)
 	struct sigaction	 sa;
 	struct error		 e = { 0 };
 	struct store		*store;
+	struct shm		*shm;
 	FCGX_Request		 fcgi;
 	struct req		 r;
 	char			 err[512];
@@ -80,6 +82,15 @@ main(void)
 		log_warn("out of memory");
 		return 1;
 	}
+	/* The host's shared memory (in-flight limits, probes, key
+	 * budgets).  Without it those limits are off, which is logged:
+	 * not a reason to refuse requests. */
+	if ((shm = shm_attach(settings.shm_path, (int)settings.workers, 0600,
+	    &e)) == NULL) {
+		log_warn("%s: host-wide limits off", e.message);
+		error_clear(&e);
+	}
+	shm_set_host(shm);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
@@ -94,6 +105,8 @@ main(void)
 	}
 	while (!stopping && FCGX_Accept_r(&fcgi) >= 0) {
 		store_maintain(store);
+		if (shm != NULL)
+			shm_maintain(shm);
 		req_init(&r, &fcgi, &settings, store);
 		router_dispatch(&r);
 		/* With nothing left unread, close at once: libfcgi would
@@ -108,6 +121,7 @@ main(void)
 	}
 	FCGX_Free(&fcgi, 1);
 	store_close(store);
+	shm_detach(shm);
 	backend_cleanup();
 	curl_global_cleanup();
 	return 0;

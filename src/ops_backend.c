@@ -12,6 +12,8 @@
 #include "ops_internal.h"
 #include "store.h"
 
+#define MAX_IN_FLIGHT_MAX	100000	/* evaluations in flight, at most */
+
 static const char *const url_schemes[] = { "http://", "https://" };
 #define NURL_SCHEMES (sizeof(url_schemes) / sizeof(url_schemes[0]))
 
@@ -147,6 +149,8 @@ backend_json(const struct backend *b)
 	    NULL);
 	ju_add(o, "timeout_ms", b->timeout_ms ?
 	    ju_int(b->timeout_ms) : NULL);
+	ju_add(o, "max_in_flight", b->max_in_flight ?
+	    ju_int(b->max_in_flight) : NULL);
 	urls = ju_arr();
 	for (i = 0; i < b->nurls; i++)
 		ju_push(urls, ju_string(b->urls[i]));
@@ -175,7 +179,9 @@ op_backend_add(struct op_ctx *c, json_object *in, json_object **out,
 	    opt_copy(in, "release_date", b.release_date,
 	    sizeof(b.release_date), e) == -1 ||
 	    ju_opt_int(in, "timeout_ms", 100, 3600000, &b.timeout_ms, NULL,
-	    e) == -1)
+	    e) == -1 ||
+	    ju_opt_int(in, "max_in_flight", 1, MAX_IN_FLIGHT_MAX,
+	    &b.max_in_flight, NULL, e) == -1)
 		return -1;
 	if (*b.auth_env && !ops_spelled(b.auth_env, UPPER_, UPPER_ DIGITS))
 		return error_set(e, ERR_VALIDATION, "auth_env", "must be the "
@@ -230,19 +236,42 @@ op_backend_disable(struct op_ctx *c, json_object *in, json_object **out,
 	return backend_set_enabled(c, in, 0, out, e);
 }
 
-/* {name, enabled}: enable or disable, as PATCH /admin/v1/backends/NAME
- * says it. */
+/* {name, enabled?, max_in_flight?} (at least one; max_in_flight null:
+ * the default): PATCH /admin/v1/backends/NAME and `backend update`. */
 int
 op_backend_update(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
-	json_object *v;
+	struct backend	 b;
+	json_object	*enabled = NULL;
+	const char	*name;
+	int64_t		 max = 0;
+	int		 max_null = 0, rc;
 
-	if (!json_object_object_get_ex(in, "enabled", &v) ||
-	    !json_object_is_type(v, json_type_boolean))
+	if (ju_req_str(in, "name", NAME_MAX_LEN, &name, e) == -1)
+		return -1;
+	if (json_object_object_get_ex(in, "enabled", &enabled) &&
+	    !json_object_is_type(enabled, json_type_boolean))
 		return error_set(e, ERR_VALIDATION, "enabled",
-		    "is required: true or false");
-	return backend_set_enabled(c, in, json_object_get_boolean(v), out, e);
+		    "must be true or false");
+	if (enabled == NULL && !json_object_object_get_ex(in, "max_in_flight",
+	    NULL))
+		return error_set(e, ERR_VALIDATION, "enabled",
+		    "is required: true or false (or give max_in_flight)");
+	if (ju_opt_int(in, "max_in_flight", 1, MAX_IN_FLIGHT_MAX, &max,
+	    &max_null, e) == -1)
+		return -1;
+	if (json_object_object_get_ex(in, "max_in_flight", NULL) &&
+	    (rc = store_backend_set_max_in_flight(c->st, name,
+	    max_null ? 0 : max, e)) != 1)
+		return rc == 0 ? ops_not_found(e, "backend", name) : -1;
+	if (enabled != NULL)
+		return backend_set_enabled(c, in,
+		    json_object_get_boolean(enabled), out, e);
+	if ((rc = store_backend_by_name(c->st, name, &b, e)) != 1)
+		return rc == 0 ? ops_not_found(e, "backend", name) : -1;
+	*out = backend_json(&b);
+	return 0;
 }
 
 static void

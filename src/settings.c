@@ -54,6 +54,12 @@ static const struct setting table[] = {
 	{ "SERVICE_BACKEND_TIMEOUT_MS", K_LONG, "30000", 100, 3600000,
 	  { NULL }, NUM(backend_timeout_ms),
 	  "per replica attempt, unless set on the backend" },
+	{ "SERVICE_WORKERS", K_LONG, "4", 1, 100000, { NULL }, NUM(workers),
+	  "workers the web server runs (beside max-procs or "
+	  "FcgidMaxProcessesPerClass); sizes the shared memory and the "
+	  "default in-flight limit of a backend" },
+	{ "SERVICE_SHM_PATH", K_PATH, "", 0, 0, { NULL }, STR(shm_path),
+	  "the host's shared memory (default: evalgate.shm beside the cache)" },
 #ifdef EVALGATE_TEST_HOOKS
 	{ "SERVICE_TEST_CLOCK_FILE", K_PATH, "", 0, 0, { NULL },
 	  STR(test_clock_file),
@@ -147,6 +153,11 @@ settings_load(struct settings *s, settings_getter get, char *err,
 	    beside_db(s->pepper_file, sizeof(s->pepper_file), s->db_path,
 	    "pepper") == -1)
 		return snprintf(err, errlen, "SERVICE_DB_PATH: too long"), -1;
+	if (s->shm_path[0] == '\0' &&
+	    beside_db(s->shm_path, sizeof(s->shm_path), s->cache_path,
+	    "evalgate.shm") == -1)
+		return snprintf(err, errlen, "SERVICE_CACHE_PATH: too long"),
+		    -1;
 	return 0;
 }
 

@@ -19,6 +19,8 @@ struct settings {
 	long	default_rate_per_minute;
 	long	default_daily_quota;
 	long	backend_timeout_ms;
+	long	workers;		/* the web server's pool */
+	char	shm_path[4096];		/* the host's shared memory */
 #ifdef EVALGATE_TEST_HOOKS
 	char	test_clock_file[4096];	/* --enable-test-hooks only */
 #endif

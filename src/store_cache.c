@@ -3,6 +3,7 @@
  * does not answer reads as "no cool-down" and a lost write is harmless. */
 #include "config.h"
 
+#include "log.h"
 #include "store_internal.h"
 
 int64_t
@@ -11,14 +12,19 @@ store_cooldown_until(struct store *st, const char *url)
 	struct error	 e = { 0 };
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_COOLDOWN_GET, &e);
 	int64_t		 until = 0;
+	int		 rc;
 
-	error_clear(&e);
+	if (stmt != NULL) {
+		sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
+		if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+			until = sqlite3_column_int64(stmt, 0);
+		else if (rc != SQLITE_DONE)
+			store_fail(st, &e, "cool-down");
+		sqlite3_reset(stmt);
+	}
 	if (stmt == NULL)
-		return 0;
-	sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
-	if (sqlite3_step(stmt) == SQLITE_ROW)
-		until = sqlite3_column_int64(stmt, 0);
-	sqlite3_reset(stmt);
+		log_warn("cool-down: %s", e.message);
+	error_clear(&e);	/* logged: the replica is tried */
 	return until;
 }
 

@@ -71,6 +71,8 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_MEMO_PUT] =
 	    "INSERT OR REPLACE INTO cache.key_memo (mac, prefix, at_ms)"
 	    " VALUES (?1, ?2, ?3)",
+	[STMT_COOLDOWN_GET] =
+	    "SELECT until_ms FROM cache.cooldowns WHERE url = ?1",
 	[STMT_COOLDOWN_PUT] =
 	    "INSERT INTO cache.cooldowns (url, until_ms) VALUES (?1, ?2)"
 	    " ON CONFLICT (url) DO UPDATE SET until_ms = excluded.until_ms",

@@ -96,11 +96,16 @@ static const struct cli_cmd {
 	    { "--auth-env", "auth_env", OPT_STRING },
 	    { "--description", "description", OPT_STRING },
 	    { "--release-date", "release_date", OPT_STRING },
-	    { "--timeout-ms", "timeout_ms", OPT_INT } },
+	    { "--timeout-ms", "timeout_ms", OPT_INT },
+	    { "--max-in-flight", "max_in_flight", OPT_INT } },
 	  OP_BACKEND_ADD, PRINT_OBJECT, NULL,
 	  "backend add NAME --kind lexical|systemone [--url URL]... "
 	  "[--model NAME] [--auth-env VAR] [--description TEXT] "
-	  "[--release-date YYYY-MM-DD] [--timeout-ms N]" },
+	  "[--release-date YYYY-MM-DD] [--timeout-ms N] [--max-in-flight N]" },
+	{ { "backend", "update" }, { { "name", 0 } },
+	  { { "--max-in-flight", "max_in_flight", OPT_INT_OR_DEFAULT } },
+	  OP_BACKEND_UPDATE, PRINT_OBJECT, NULL,
+	  "backend update NAME --max-in-flight N|default" },
 	{ { "backend", "enable" }, { { "name", 0 } }, { { NULL, NULL, 0 } },
 	  OP_BACKEND_ENABLE, PRINT_OBJECT, NULL, "backend enable NAME" },
 	{ { "backend", "disable" }, { { "name", 0 } }, { { NULL, NULL, 0 } },

@@ -2,24 +2,27 @@
 the administration listener.
 
 - A wrong secret costs the same whether 0 or 31 of its 32 characters are
-  right.  Method: the secret is never compared as text.  The memo is
-  looked up by a keyed BLAKE2b of the whole token (compared with
-  sodium_memcmp, and in the cache by that MAC), and the secret itself
-  only reaches argon2id as HMAC(pepper, secret), whose stored hash
-  libsodium compares in constant time; so a secret right but for its
-  last character is, to every comparison, as wrong as one wrong from
-  the first.  Over HTTP, interleaving the two kinds of attempts, the test
-  measures both paths a wrong secret can take: argon2id (the first 10
-  failures of a prefix in a minute, on fresh keys) and the throttled path
-  after them; it prints the medians and asserts they differ by less than
-  a generous bound (this machine is noisy: a real leak through a text
-  comparison would be nanoseconds, far below what HTTP can show, which is
-  why the argument above is the proof and the measurement its check), and
-  that every wrong attempt of both kinds ran argon2id once.
+  right, and costs no argon2id.  Method: the secret is never compared as
+  text.  Each key row keeps a keyed BLAKE2b of its secret (key derived
+  from the pepper, compared with sodium_memcmp); a secret whose keyed
+  hash does not match is refused at once, and only a matching one
+  reaches argon2id, as HMAC(pepper, secret), whose stored hash libsodium
+  compares in constant time.  The memo is looked up by a keyed BLAKE2b
+  of the whole token.  So a secret right but for its last character is,
+  to every comparison, as wrong as one wrong from the first.  Over HTTP,
+  interleaving the two kinds, the test prints the medians and asserts
+  they differ by less than a generous bound (a real leak through a text
+  comparison would be nanoseconds, far below what HTTP can show, which
+  is why the argument above is the proof and the measurement its check).
+- A stranger cannot lock a key out: during a flood of wrong secrets for
+  its prefix the right key authenticates, the first time too, and the
+  flood runs no argon2id at all.  A key issued before the keyed hash
+  existed (its row has none) gets it at its first successful argon2id;
+  until then wrong secrets for it run argon2id at most AUTH_MAX_FAILURES
+  times a minute per prefix, after which they are refused unhashed.
 - An unknown prefix costs no argon2id: no "argon2id verification" line is
-  logged for it, nor for a malformed token, and after 10 failures a
-  prefix stops costing argon2id too.  Every cause of refusal gets the
-  same 401 body.
+  logged for it, nor for a malformed token.  Every cause of refusal gets
+  the same 401 body.
 - Keys and states never appear in the logs (error log, lighttpd's output,
   sanitizer logs), whatever path a request took.
 - A pepper file readable by group or others is refused: the worker exits
@@ -86,44 +89,66 @@ def medians(t, name, samples):
 
 
 def test_timing(t, g, key):
-    secret = key[13:]
     refusal = None
-    # argon2id path: fresh keys, their first failures.
     samples = {0: [], 31: []}
     for i in range(4):
         k = g.new_key("timing")
         s = k[13:]
-        order = [0, 31] * (MAX_FAILURES // 2)
+        order = [0, 31] * 10
         random.shuffle(order)
         for right in order:
             r, ms = timed(g, with_secret(k, wrong(s, right)))
             samples[right].append(ms)
             refusal = refusal or r.body
-            t.ok(r.status == 401, "argon2id path, %d right: 401" % right)
-        t.eq(argon_lines(g, k[4:12]), MAX_FAILURES,
-             "every one of the %d wrong attempts on key %d ran argon2id "
-             "once, almost right or not" % (MAX_FAILURES, i))
-    medians(t, "argon2id path", samples)
-    # Throttled path: the prefix of a key in use, past its failures.
-    r, _ = timed(g, key)
-    t.eq(r.status, 200, "the real key works")
-    for _ in range(MAX_FAILURES):
-        timed(g, with_secret(key, wrong(secret, 0)))
-    samples = {0: [], 31: []}
-    for _ in range(150):
-        for right in random.sample([0, 31], 2):
-            r, ms = timed(g, with_secret(key, wrong(secret, right)))
-            samples[right].append(ms)
-            if r.status != 401:
-                t.ok(False, "throttled path: %r" % r)
-    medians(t, "throttled path", samples)
-    t.eq(argon_lines(g, key[4:12]), MAX_FAILURES + 1,
-         "past %d failures a prefix costs no argon2id (one for the real "
-         "key, %d for the first failures)" % (MAX_FAILURES, MAX_FAILURES))
-    r, _ = timed(g, key)
-    t.eq(r.status, 200, "the real key, already verified, still works while "
-         "its prefix is throttled")
+            t.ok(r.status == 401, "wrong secret, %d right: 401" % right)
+        t.eq(argon_lines(g, k[4:12]), 0, "none of the 20 wrong attempts on "
+             "key %d ran argon2id, almost right or not" % i)
+    medians(t, "keyed-hash path", samples)
     return refusal
+
+
+def test_no_lockout(t, g):
+    """The right key works during a flood of wrong ones for its prefix,
+    the first time it is used too; the flood costs no argon2id."""
+    k = g.new_key("flooded")
+    for _ in range(3 * MAX_FAILURES):
+        r, _ = timed(g, with_secret(k, wrong(k[13:], 0)))
+    t.eq(r.status, 401, "a flood of %d wrong secrets: 401" %
+         (3 * MAX_FAILURES))
+    r, _ = timed(g, k)
+    t.eq(r.status, 200, "then the right key, never used before: 200")
+    for _ in range(MAX_FAILURES):
+        timed(g, with_secret(k, wrong(k[13:], 31)))
+    t.eq(timed(g, k)[0].status, 200, "and again during more of the flood")
+    t.eq(argon_lines(g, k[4:12]), 1, "argon2id ran once: for the right key")
+    # The cache deleted (the memo gone): still no lock-out.
+    os.unlink(os.path.join(g.dir, "cache.db"))
+    for _ in range(MAX_FAILURES + 1):
+        timed(g, with_secret(k, wrong(k[13:], 0)))
+    t.eq(timed(g, k)[0].status, 200, "the cache deleted, the right key "
+         "after another flood: 200")
+
+    # A key from before the keyed hash: its row has none.
+    old = g.new_key("legacy")
+    g.sql("UPDATE api_keys SET secret_check = NULL WHERE prefix = ?",
+          (old[4:12],))
+    for _ in range(2 * MAX_FAILURES):
+        timed(g, with_secret(old, wrong(old[13:], 0)))
+    t.eq(argon_lines(g, old[4:12]), MAX_FAILURES,
+         "a key without a keyed hash: wrong secrets ran argon2id %d times "
+         "in the minute, then none (the budget)" % MAX_FAILURES)
+    old2 = g.new_key("legacy")
+    g.sql("UPDATE api_keys SET secret_check = NULL WHERE prefix = ?",
+          (old2[4:12],))
+    t.eq(timed(g, old2)[0].status, 200, "another such key, used: 200")
+    t.ok(g.sql("SELECT secret_check IS NOT NULL FROM api_keys WHERE "
+               "prefix = ?", (old2[4:12],)) == [(1,)],
+         "its keyed hash is stored at that first verification")
+    for _ in range(2 * MAX_FAILURES):
+        timed(g, with_secret(old2, wrong(old2[13:], 0)))
+    t.eq(argon_lines(g, old2[4:12]), 1, "from then on a flood costs it no "
+         "argon2id")
+    t.eq(timed(g, old2)[0].status, 200, "and the right key works")
 
 
 def test_unknown_prefix(t, g, key, refusal):
@@ -307,6 +332,7 @@ def main():
             import traceback
             t.ok(False, "test_timing raised %r" % e, traceback.format_exc())
         t.run([test_unknown_prefix], g, key, refusal)
+        t.run([test_no_lockout], g)
         t.run([test_logs], g, key, "upstream-secret-key-5521", admin_key)
         t.run([test_admin_listener], g, admin_key)
         t.stop_clean(g)
