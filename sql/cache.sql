@@ -20,7 +20,10 @@ CREATE TABLE IF NOT EXISTS cache.admission (
 	app_id		INTEGER PRIMARY KEY,
 	tat_ms		INTEGER NOT NULL,
 	day		TEXT NOT NULL,		-- UTC, YYYY-MM-DD
-	used		INTEGER NOT NULL
+	used		INTEGER NOT NULL,
+	rate		INTEGER NOT NULL DEFAULT 0,	-- per minute, that of
+						-- tat_ms; 0: unknown
+	at_ms		INTEGER NOT NULL DEFAULT 0	-- when it was written
 );
 DROP TABLE IF EXISTS cache.rate_windows;	-- its predecessor
 

@@ -11,16 +11,37 @@
 
 #define MINUTE_MS 60000
 
+/* The emission interval of a rate, rounded up so that the sustained
+ * rate is never above the limit. */
+static int64_t
+interval_of(int64_t rate)
+{
+	return (MINUTE_MS + rate - 1) / rate;
+}
+
 void
 admission_decide(struct admit *a)
 {
-	/* The emission interval, rounded up so that the sustained rate is
-	 * never above the limit; the tolerance lets exactly `rate` calls
-	 * through at once whatever the rounding. */
-	int64_t	interval = (MINUTE_MS + a->rate - 1) / a->rate;
+	/* The tolerance lets exactly `rate` calls through at once whatever
+	 * the rounding of the interval. */
+	int64_t	interval = interval_of(a->rate);
 	int64_t	tolerance = (a->rate - 1) * interval;
-	int64_t	tat = a->tat_ms > a->now_ms ? a->tat_ms : a->now_ms;
-	int64_t	ahead;
+	int64_t	tat = a->tat_ms, base, ahead;
+
+	/* An arrival time computed under another rate is a backlog of
+	 * calls made when it was written: the same calls count under this
+	 * rate, so that backlog is scaled to this interval, and drains at
+	 * this rate since (a raised limit is never stricter than the old
+	 * one, a lowered one lets no more through). */
+	if (a->tat_rate > 0 && a->tat_rate != a->rate) {
+		base = a->tat_at_ms > 0 && a->tat_at_ms <= tat ?
+		    a->tat_at_ms : a->now_ms;
+		if (tat > base)
+			tat = base + (tat - base) * interval /
+			    interval_of(a->tat_rate);
+	}
+	if (tat < a->now_ms)
+		tat = a->now_ms;
 
 	/* GCRA: a call fits while the theoretical arrival time is no more
 	 * than the tolerance ahead of now. */
@@ -84,16 +105,16 @@ admission_charge(struct store *st, const struct settings *settings,
 
 	if (store_begin_counters(st, e) == -1)
 		return -1;
-	if (store_admission_read(st, app->id, day, &a.tat_ms, &a.used,
-	    e) == -1)
+	if (store_admission_read(st, app->id, day, &a.tat_ms, &a.tat_rate,
+	    &a.tat_at_ms, &a.used, e) == -1)
 		goto fail;
 	admission_decide(&a);
 	if (!a.rate_ok || !a.quota_ok) {
 		store_rollback(st);
 		return refuse(&a, e);
 	}
-	if (store_admission_write(st, app->id, day, a.new_tat_ms,
-	    a.new_used, e) == -1 || store_commit(st, e) == -1)
+	if (store_admission_write(st, app->id, day, a.new_tat_ms, a.rate,
+	    a.now_ms, a.new_used, e) == -1 || store_commit(st, e) == -1)
 		goto fail;
 	if (c != NULL) {
 		memcpy(c->day, day, sizeof(c->day));

@@ -1,14 +1,17 @@
 /* admission.h: the per-minute rate limit and the daily quota.
  *
  * Rate: GCRA (the generic cell rate algorithm) per application, its
- * theoretical arrival time kept in the cache file.  It needs one integer
- * per application, lets a full minute's allowance through at once, then
+ * theoretical arrival time kept in the cache file with the rate it was
+ * computed under.  It needs two integers per application, lets a full
+ * minute's allowance through at once, then
  * refills one call every ceil(60000 / rate) ms, and tells exactly when
  * the next call fits (for Retry-After).  A sliding log would keep a row
  * per call, and a sliding-window counter only estimates the previous
  * window's share, so neither is exact at that price.  When the rate of
- * an application changes, the share of the minute's allowance already
- * used carries over.  Quota: cost units per UTC day.  Both are read,
+ * an application changes, the calls already made count under the new
+ * rate (the backlog is scaled to its interval): a raised limit is never
+ * stricter than the old one, a lowered one never lets more through.
+ * Quota: cost units per UTC day.  Both are read,
  * decided and written in one short transaction on the cache file, so
  * workers never overshoot, a refused call writes nothing, and admission
  * never waits for a decision being written to the database.  The
@@ -38,6 +41,9 @@ struct admit {
 	int64_t	quota;		/* cost units per UTC day */
 	int64_t	cost;		/* this call's quota cost */
 	int64_t	tat_ms;		/* stored theoretical arrival time */
+	int64_t	tat_rate;	/* the rate it was computed under; 0:
+				 * unknown (taken as this one) */
+	int64_t	tat_at_ms;	/* when it was written; 0: unknown */
 	int64_t	used;		/* stored units used today */
 	/* out */
 	int	rate_ok, quota_ok;

@@ -120,6 +120,44 @@ pragmas(sqlite3 *db, struct error *e)
 
 /* The cache is attached with its own journal and no fsync: it may be
  * lost without harm. */
+/* Columns a cache file made by an older version lacks: added where
+ * missing (CREATE TABLE IF NOT EXISTS keeps an old table as it was). */
+static const struct {
+	const char	*probe;		/* fails without the column */
+	const char	*add;
+} cache_added[] = {
+	{ "SELECT rate FROM cache.admission",
+	  "ALTER TABLE cache.admission ADD COLUMN rate INTEGER NOT NULL"
+	  " DEFAULT 0" },
+	{ "SELECT at_ms FROM cache.admission",
+	  "ALTER TABLE cache.admission ADD COLUMN at_ms INTEGER NOT NULL"
+	  " DEFAULT 0" },
+};
+
+static int
+has_column(sqlite3 *db, const char *probe)
+{
+	sqlite3_stmt	*stmt = NULL;
+	int		 rc = sqlite3_prepare_v2(db, probe, -1, &stmt, NULL);
+
+	sqlite3_finalize(stmt);
+	return rc == SQLITE_OK;
+}
+
+static int
+cache_columns(sqlite3 *db, struct error *e)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cache_added) / sizeof(cache_added[0]); i++)
+		if (!has_column(db, cache_added[i].probe) &&
+		    exec_patiently(db, cache_added[i].add, e,
+		    "cache column") == -1 && !has_column(db,
+		    cache_added[i].probe))	/* another process added it */
+			return -1;
+	return 0;
+}
+
 static int
 attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 {
@@ -150,7 +188,9 @@ attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 	    STORE_WAL_LIMIT);
 	if (exec_patiently(db, sql, e, "cache pragmas") == -1)
 		return -1;
-	return exec_patiently(db, cache_sql, e, "cache tables");
+	if (exec_patiently(db, cache_sql, e, "cache tables") == -1)
+		return -1;
+	return cache_columns(db, e);
 }
 
 static sqlite3 *

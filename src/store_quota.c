@@ -8,7 +8,8 @@
  * running total and the database's counter (store.h). */
 int
 store_admission_read(struct store *st, int64_t app_id, const char *day,
-    int64_t *tat_ms, int64_t *used, struct error *e)
+    int64_t *tat_ms, int64_t *tat_rate, int64_t *tat_at_ms, int64_t *used,
+    struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_ADMISSION, e);
 	int		 rc;
@@ -19,7 +20,9 @@ store_admission_read(struct store *st, int64_t app_id, const char *day,
 	sqlite3_bind_text(stmt, 2, day, -1, SQLITE_STATIC);
 	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		*tat_ms = sqlite3_column_int64(stmt, 0);
-		*used = sqlite3_column_int64(stmt, 1);
+		*tat_rate = sqlite3_column_int64(stmt, 1);
+		*tat_at_ms = sqlite3_column_int64(stmt, 2);
+		*used = sqlite3_column_int64(stmt, 3);
 	}
 	sqlite3_reset(stmt);
 	return rc == SQLITE_ROW ? 0 : store_fail(st, e, "admission");
@@ -27,7 +30,8 @@ store_admission_read(struct store *st, int64_t app_id, const char *day,
 
 int
 store_admission_write(struct store *st, int64_t app_id, const char *day,
-    int64_t tat_ms, int64_t used, struct error *e)
+    int64_t tat_ms, int64_t rate, int64_t at_ms, int64_t used,
+    struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_ADMISSION_SET, e);
 
@@ -37,6 +41,8 @@ store_admission_write(struct store *st, int64_t app_id, const char *day,
 	sqlite3_bind_int64(stmt, 2, tat_ms);
 	sqlite3_bind_text(stmt, 3, day, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 4, used);
+	sqlite3_bind_int64(stmt, 5, rate);
+	sqlite3_bind_int64(stmt, 6, at_ms);
 	return store_exec_stmt(st, stmt, e, "admission");
 }
 

@@ -84,15 +84,21 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_ADMISSION] =
 	    "SELECT coalesce((SELECT tat_ms FROM cache.admission"
 	    " WHERE app_id = ?1), 0),"
+	    " coalesce((SELECT rate FROM cache.admission WHERE app_id = ?1),"
+	    " 0),"
+	    " coalesce((SELECT at_ms FROM cache.admission WHERE app_id = ?1),"
+	    " 0),"
 	    " max(coalesce((SELECT used FROM cache.admission"
 	    " WHERE app_id = ?1 AND day = ?2), 0),"
 	    " coalesce((SELECT used FROM quota_days"
 	    " WHERE app_id = ?1 AND day = ?2), 0))",
 	[STMT_ADMISSION_SET] =
-	    "INSERT INTO cache.admission (app_id, tat_ms, day, used)"
-	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (app_id) DO UPDATE"
+	    "INSERT INTO cache.admission"
+	    " (app_id, tat_ms, day, used, rate, at_ms)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (app_id) DO UPDATE"
 	    " SET tat_ms = excluded.tat_ms, day = excluded.day,"
-	    " used = excluded.used",
+	    " used = excluded.used, rate = excluded.rate,"
+	    " at_ms = excluded.at_ms",
 	[STMT_USED_ADD] =
 	    "INSERT INTO quota_days (app_id, day, used) VALUES (?1, ?2, ?3)"
 	    " ON CONFLICT (app_id, day)"

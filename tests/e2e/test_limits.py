@@ -329,9 +329,10 @@ def test_update_and_defaults(t, g, clock):
          "2/min: two calls")
     refused(t, models(g, key), "rate_limited", 30000, "the third waits 30 s")
     g.admin("app", "update", "tuned", "--rate-per-minute", "60")
-    refused(t, models(g, key), "rate_limited", 1000,
-            "after --rate-per-minute 60 the next call waits 1 s, not 30"
-            " (the share of the minute used carries over)")
+    r = models(g, key)
+    t.eq((r.status, remaining(r)[0]), (200, 57),
+         "after --rate-per-minute 60 the next call is admitted at once,"
+         " 57 left: the 2 calls made count against the new rate")
     clock.advance(1000)
     r = models(g, key)
     t.eq((r.status, sf_list(r.headers.get("ratelimit-policy"))["minute"]),
@@ -359,6 +360,31 @@ def test_update_and_defaults(t, g, clock):
           remaining(r)[1]), (200, {"q": DEFAULT_QUOTA, "w": 86400},
                              DEFAULT_QUOTA - 8),
          "--daily-quota default: admitted under the default, 8 used")
+
+
+def test_rate_change(t, g, clock):
+    """A change of rate carries over the calls made, not the share of
+    the minute used: a raised limit is never stricter than the old one,
+    and a lowered one never lets more through than it allows."""
+    clock.set(utc_ms("2030-03-16T12:00:00Z"))
+    key = new_app(g, "raised", "--rate-per-minute", "3")
+    t.eq([models(g, key).status for _ in range(4)], [200, 200, 200, 429],
+         "3/min: three calls, the fourth refused")
+    g.admin("app", "update", "raised", "--rate-per-minute", "600")
+    codes = [models(g, key).status for _ in range(598)]
+    t.eq((codes.count(200), codes[-1]), (597, 429),
+         "raised to 600 (clock still): the 3 made count, 597 more pass")
+
+    key = new_app(g, "lowered", "--rate-per-minute", "600")
+    t.eq([models(g, key).status for _ in range(3)], [200] * 3,
+         "600/min: three calls")
+    g.admin("app", "update", "lowered", "--rate-per-minute", "3")
+    refused(t, models(g, key), "rate_limited", 20000,
+            "lowered to 3 after 3 calls: the minute is used up, the next"
+            " waits one interval (20 s)")
+    clock.advance(20000)
+    t.eq([models(g, key).status for _ in range(2)], [200, 429],
+         "20 s later: one call, not more")
 
 
 def test_backend_failure(t, g, clock):
@@ -443,7 +469,8 @@ def main():
         g.start()
         t.run([test_burst, test_what_counts, test_daily_quota,
                test_both_refuse, test_update_and_defaults,
-               test_backend_failure, test_persistence], g, clock)
+               test_rate_change, test_backend_failure, test_persistence],
+              g, clock)
         t.ok(STATE not in g.log(), "the state is never logged")
         t.stop_clean(g)
     finally:

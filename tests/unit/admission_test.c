@@ -118,5 +118,38 @@ main(void)
 	a = step(noon, 600, 10, 0, 0, 12);
 	ok(a.quota_ok && a.new_used == 12 && a.quota_remaining == 0,
 	    "a call costing 0 fits even over a lowered quota");
+
+	/* A change of rate: the calls made carry over, not the share. */
+	a.now_ms = noon;
+	a.rate = 600;
+	a.quota = 1000;
+	a.cost = 0;
+	a.tat_ms = noon + 60000;	/* 3 calls at 3/min: full */
+	a.tat_rate = 3;
+	a.tat_at_ms = noon;
+	admission_decide(&a);
+	ok(a.rate_ok && a.new_tat_ms == noon + 400 &&
+	    a.rate_remaining == 596, "3 calls at 3/min, then 600/min: the "
+	    "next is the 4th of 600 (596 left)");
+	a.tat_ms = noon + 300;		/* 3 calls at 600/min */
+	a.tat_rate = 600;
+	a.tat_at_ms = noon;
+	a.rate = 3;
+	admission_decide(&a);
+	ok(!a.rate_ok && a.rate_retry_ms == 20000, "3 calls at 600/min, then "
+	    "3/min: the minute is used up, one interval to wait");
+	ok(a.new_tat_ms == noon + 300, "and the refusal writes nothing");
+	a.now_ms = noon + 20000;
+	admission_decide(&a);
+	ok(a.rate_ok && a.rate_remaining == 0, "20 s later: one call, none "
+	    "left after it");
+	a.now_ms = noon;
+	a.tat_ms = noon + 60000;
+	a.tat_rate = 0;
+	a.tat_at_ms = 0;
+	a.rate = 600;
+	admission_decide(&a);
+	ok(!a.rate_ok, "an arrival time of unknown rate is taken as this "
+	    "rate's");
 	return tap_done();
 }
