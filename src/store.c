@@ -4,10 +4,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -158,18 +160,47 @@ cache_columns(sqlite3 *db, struct error *e)
 	return 0;
 }
 
+/* Opens the cache file, creating it if it was deleted.  A cache deleted
+ * without its -wal and -shm leaves them behind, and SQLite would read
+ * the old WAL into the new file: they are removed first.  All of it
+ * under a lock on the directory, so that no process removes the WAL of
+ * a file another one has just made.  An SQLite result code. */
+static int
+create_cache(const char *path, sqlite3 **db)
+{
+	char		 dir[4096], side[4096 + 8];
+	const char	*slash = strrchr(path, '/');
+	struct stat	 sb;
+	int		 fd, rc;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash == NULL ? 1 : slash == path ?
+	    1 : (int)(slash - path), slash == NULL ? "." : path);
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1)
+		flock(fd, LOCK_EX);
+	if (stat(path, &sb) == -1 && errno == ENOENT) {
+		snprintf(side, sizeof(side), "%s-wal", path);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", path);
+		unlink(side);
+	}
+	rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, NULL);
+	if (fd != -1)
+		close(fd);		/* and the lock with it */
+	return rc;
+}
+
 static int
 attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 {
 	sqlite3		*created;
 	sqlite3_stmt	*stmt;
 	char		 sql[160];
-	int		 rc;
+	int		 rc, one = 1;
 
 	/* ATTACH opens with the main connection's flags, which lack
 	 * SQLITE_OPEN_CREATE: a deleted cache is created (empty) first. */
-	if (sqlite3_open_v2(s->cache_path, &created, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	if (create_cache(s->cache_path, &created) != SQLITE_OK) {
 		rc = fail_db(created, e, "create cache");
 		sqlite3_close(created);
 		return rc;
@@ -190,6 +221,9 @@ attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 		return -1;
 	if (exec_patiently(db, cache_sql, e, "cache tables") == -1)
 		return -1;
+	/* A connection closing last deletes its WAL by name: one still on
+	 * a deleted cache would delete the new file's. */
+	sqlite3_file_control(db, "cache", SQLITE_FCNTL_PERSIST_WAL, &one);
 	return cache_columns(db, e);
 }
 
@@ -360,12 +394,17 @@ connect_db(struct store *st, struct error *e)
 {
 	const struct settings	*s = st->settings;
 	struct statvfs		 fs;
+	struct stat		 sb;
 	int			 v;
 
 	if ((st->db = open_db(s->db_path, SQLITE_OPEN_READWRITE, e)) == NULL)
 		goto fail;
 	if (pragmas(st->db, e) == -1 || attach_cache(st->db, s, e) == -1)
 		goto fail;
+	if (stat(s->cache_path, &sb) == -1)
+		memset(&sb, 0, sizeof(sb));
+	st->cache_file = sb.st_ino;
+	st->cache_dev = sb.st_dev;
 	sqlite3_busy_handler(st->db, busy, st);
 	sqlite3_wal_hook(st->db, wal_hook, st);
 	memset(st->ckpt, 0, sizeof(st->ckpt));
@@ -437,6 +476,17 @@ store_open_lazy(const struct settings *s)
 	return st;
 }
 
+/* Whether the cache file at its path is not the one attached. */
+static int
+cache_moved(const struct store *st)
+{
+	struct stat sb;
+
+	if (stat(st->settings->cache_path, &sb) == -1)
+		return errno == ENOENT;
+	return sb.st_ino != st->cache_file || sb.st_dev != st->cache_dev;
+}
+
 void
 store_maintain(struct store *st)
 {
@@ -444,6 +494,15 @@ store_maintain(struct store *st)
 	int64_t		 now = clock_mono_us();
 	int		 rc;
 
+	/* The cache deleted or replaced (an operator may, at any time):
+	 * every worker moves to the new file, or the host's rate windows,
+	 * memo and cool-downs split between the old and the new. */
+	if (st->db != NULL && !st->stale && cache_moved(st)) {
+		log_info("cache: %s was deleted or replaced: reopened",
+		    st->settings->cache_path);
+		st->stale = 1;
+		st->retry_at_us = 0;
+	}
 	/* A connection SQLite could open only read-only stays so: reopen
 	 * it too, in case the file became writable. */
 	if ((st->db != NULL && !st->stale && !st->said_ro) ||

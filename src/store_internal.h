@@ -3,6 +3,8 @@
 #ifndef EVALGATE_STORE_INTERNAL_H
 #define EVALGATE_STORE_INTERNAL_H
 
+#include <sys/types.h>
+
 #include <sqlite3.h>
 
 #include "store.h"
@@ -109,6 +111,8 @@ struct store {
 	sqlite3		*db;		/* owned; cache attached as "cache";
 					 * NULL while it cannot be opened */
 	int		 stale;		/* reopen before the next request */
+	ino_t		 cache_file;	/* the cache file attached */
+	dev_t		 cache_dev;
 	int		 ro_fs;		/* its file system is read-only */
 	int		 said_ro;	/* logged that it opened read-only */
 	int64_t		 retry_at_us;	/* no reconnecting before */
