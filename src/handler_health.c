@@ -22,14 +22,14 @@ handle_ready(struct req *r, struct error *e)
 	json_object	*body;
 	int		 db_ok, cache_ok;
 
-	store_ready(r->settings, &db_ok, &cache_ok);
+	store_ready(r->store, &db_ok, &cache_ok);
 	if (db_ok && cache_ok)
 		body = ju_obj();
 	else {
 		/* Not ready is an error like any other (the spec's format,
 		 * Retry-After), and still says which file failed. */
-		error_set(e, ERR_UNAVAILABLE, NULL, "not ready: the %s does "
-		    "not answer", !db_ok ? "database" : "cache");
+		error_set(e, ERR_UNAVAILABLE, NULL, "not ready: the %s cannot "
+		    "be written now", !db_ok ? "database" : "cache");
 		error_detail(e, "database", ju_bool(db_ok));
 		error_detail(e, "cache", ju_bool(cache_ok));
 		e->retry_after_ms = 5000;

@@ -40,6 +40,7 @@ struct shm_file {
 	pthread_mutex_t		 lock;		/* robust, process-shared */
 	struct shm_probe	 probes[SHM_PROBES];
 	struct shm_budget	 budgets[SHM_BUDGETS];
+	int64_t			 marks[SHM_MARK__MAX];	/* epoch ms */
 	struct shm_worker	 slots[];	/* nslots of them */
 };
 
@@ -473,4 +474,25 @@ shm_budget_take(struct shm *m, const char *key, int64_t now_ms, long limit)
 		b->runs++;
 	shm_unlock(m);
 	return ok;
+}
+
+void
+shm_mark(struct shm *m, enum shm_mark k, int64_t at_ms)
+{
+	if (m == NULL || k >= SHM_MARK__MAX || shm_lock(m) == -1)
+		return;
+	m->f->marks[k] = at_ms;
+	shm_unlock(m);
+}
+
+int64_t
+shm_marked(struct shm *m, enum shm_mark k)
+{
+	int64_t at;
+
+	if (m == NULL || k >= SHM_MARK__MAX || shm_lock(m) == -1)
+		return 0;
+	at = m->f->marks[k];
+	shm_unlock(m);
+	return at;
 }

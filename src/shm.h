@@ -26,7 +26,7 @@
 
 #include "error.h"
 
-#define SHM_VERSION	2
+#define SHM_VERSION	3
 #define SHM_PROBES	64	/* replicas whose probe is remembered */
 #define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
 /* Slots for workers: the pool, the internal listener's, the console, and
@@ -78,6 +78,13 @@ int		 shm_probe_claim(struct shm *m, const char *key, int64_t now_ms,
  * in the minute since its count began (this run is counted), else 0. */
 int		 shm_budget_take(struct shm *m, const char *key, int64_t now_ms,
 		    long limit);
+
+/* Marks: when something last happened on the host (a write that found
+ * the disk full), for readiness to say so from any worker. */
+enum shm_mark { SHM_MARK_DB_FULL, SHM_MARK_CACHE_FULL, SHM_MARK__MAX };
+void		 shm_mark(struct shm *m, enum shm_mark k, int64_t at_ms);
+/* When k was last marked; 0 never (or no mapping). */
+int64_t		 shm_marked(struct shm *m, enum shm_mark k);
 
 /* The process's mapping, for the modules that count in it: set once
  * at start by the worker; NULL where there is none (the console). */

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "log.h"
 #include "settings.h"
+#include "shm.h"
 #include "store_internal.h"
 
 /* migrations[i] takes a database from user_version i to i + 1: step 1
@@ -71,6 +72,10 @@ store_fail(struct store *st, struct error *e, const char *what)
 	case SQLITE_CANTOPEN:
 	case SQLITE_IOERR:
 		st->stale = 1;
+		break;
+	case SQLITE_FULL:	/* readiness reports it for a while */
+		shm_mark(shm_host(), st->in_tx == TX_CACHE ?
+		    SHM_MARK_CACHE_FULL : SHM_MARK_DB_FULL, clock_now_ms());
 		break;
 	}
 	return fail_db(st->db, e, what);
@@ -537,29 +542,46 @@ store_close(struct store *st)
 	free(st);
 }
 
+/* Whether a decision could be written to the file at path now: it
+ * opens writable, answers a query, and gives its write lock within
+ * STORE_READY_WAIT_MS (then the transaction is rolled back: nothing is
+ * written).  A lock held longer than that is not ready; the wait is
+ * short so that readiness never queues behind writers. */
 static int
-answers(const char *path)
+writable(const char *path)
 {
 	sqlite3		*db = NULL;
 	sqlite3_stmt	*stmt = NULL;
 	int		 ok;
 
-	/* A file SQLite could only open read-only cannot take a decision:
-	 * not ready. */
 	ok = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) ==
 	    SQLITE_OK && sqlite3_db_readonly(db, "main") == 0 &&
 	    sqlite3_prepare_v2(db, store_sql[STMT_READY], -1, &stmt, NULL) ==
 	    SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW;
 	sqlite3_finalize(stmt);
+	if (ok) {
+		sqlite3_busy_timeout(db, STORE_READY_WAIT_MS);
+		ok = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+		    SQLITE_OK;
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	}
 	sqlite3_close(db);
 	return ok;
 }
 
 void
-store_ready(const struct settings *s, int *db_ok, int *cache_ok)
+store_ready(struct store *st, int *db_ok, int *cache_ok)
 {
-	*db_ok = answers(s->db_path);
-	*cache_ok = answers(s->cache_path);
+	const struct settings	*s = st->settings;
+	struct shm		*m = shm_host();
+	int64_t			 since = clock_now_ms() - STORE_READY_FULL_MS;
+
+	/* A full disk gives the lock and fails the commit: what the
+	 * host's last writes met counts too. */
+	*db_ok = writable(s->db_path) &&
+	    shm_marked(m, SHM_MARK_DB_FULL) < since;
+	*cache_ok = writable(s->cache_path) &&
+	    shm_marked(m, SHM_MARK_CACHE_FULL) < since;
 }
 
 sqlite3_stmt *

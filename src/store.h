@@ -40,8 +40,11 @@ void	 store_maintain(struct store *st);
  * (a WAL checkpoint the last commits made due). */
 void	 store_idle(struct store *st);
 void	 store_close(struct store *st);
-/* Whether each file answers a query, on fresh read-only connections. */
-void	 store_ready(const struct settings *s, int *db_ok, int *cache_ok);
+/* Whether a decision could be written to each file now (design.md
+ * section 16, item 9): on fresh connections, each answers a query and
+ * gives its write lock within 250 ms (rolled back: nothing written), and
+ * no write on the host met a full disk in the last second. */
+void	 store_ready(struct store *st, int *db_ok, int *cache_ok);
 
 /* A short write transaction on the database, holding its write lock
  * from the start (as BEGIN IMMEDIATE would, without the cache's). */

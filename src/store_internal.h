@@ -21,6 +21,8 @@ extern const char migrate_4_sql[];	/* sql/migrate-4.sql */
 #define STORE_RETRY_MS	1000		/* between attempts to reconnect */
 #define STORE_CKPT_FRAMES 1000		/* WAL frames between checkpoints */
 #define STORE_CKPT_WAIT_MS 50		/* a checkpoint waits for readers */
+#define STORE_READY_WAIT_MS 250		/* readiness waits for a write lock */
+#define STORE_READY_FULL_MS 1000	/* a full disk met is not ready */
 
 struct kept;
 

@@ -202,6 +202,11 @@ def test_full(t):
              "was free) or a 503, never another 5xx", r)
         t.ok("database or disk is full" in g.log(), "full: the log says "
              "\"database or disk is full\"")
+        r = g.get("/health/ready")
+        t.ok(r.status == 503 and False in (r.json().get("database"),
+                                           r.json().get("cache")),
+             "full: /health/ready is a 503 naming the file whose write met "
+             "the full disk in the last second (both are on it)", r)
         for i in range(40):
             evaluate(g, key)
         said = g.log().count("database or disk is full")
