@@ -36,7 +36,7 @@ static const char base62[] =
 	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 int
-auth_init(const char *path, struct error *e)
+auth_init(const char *path, int group_ok, struct error *e)
 {
 	struct stat	 sb;
 	char		 hex[80];
@@ -48,11 +48,13 @@ auth_init(const char *path, struct error *e)
 		return error_set(e, ERR_UNAVAILABLE, NULL,
 		    "pepper file %s: %s (run evalgate-admin init)", path,
 		    strerror(errno));
-	if (fstat(fd, &sb) == -1 || (sb.st_mode & 077) != 0) {
+	if (fstat(fd, &sb) == -1 || (sb.st_mode & (group_ok ? 007 : 077)) !=
+	    0) {
 		close(fd);
 		return error_set(e, ERR_UNAVAILABLE, NULL,
-		    "pepper file %s: group or others may access it "
-		    "(chmod 600 it)", path);
+		    "pepper file %s: %s may access it (chmod %s it)", path,
+		    group_ok ? "others" : "group or others",
+		    group_ok ? "640" : "600");
 	}
 	n = read(fd, hex, sizeof(hex) - 1);
 	close(fd);
@@ -85,7 +87,7 @@ auth_create_pepper(const char *path, struct error *e)
 	ssize_t		 n;
 
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0600)) == -1) {
+	    0640)) == -1) {
 		if (errno == EEXIST)
 			return 0;
 		return error_set(e, ERR_UNAVAILABLE, NULL, "%s: %s", path,

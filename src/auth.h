@@ -29,10 +29,12 @@ struct store;
  * no budget: a wrong secret never reaches argon2id. */
 #define AUTH_MAX_FAILURES 10
 
-/* Reads the pepper (64 hex digits; refused if group or others may read
- * it).  Once per process, before any other call. */
-int	auth_init(const char *pepper_path, struct error *e);
-/* Creates a pepper file (mode 0600) if there is none.  1 created, 0 it
+/* Reads the pepper (64 hex digits; refused if others may access it, or
+ * the group unless group_ok, for SERVICE_GROUP_WRITABLE=1).  Once per
+ * process, before any other call. */
+int	auth_init(const char *pepper_path, int group_ok, struct error *e);
+/* Creates a pepper file (mode 0640 less the umask: 0600, or 0640 for
+ * SERVICE_GROUP_WRITABLE=1) if there is none.  1 created, 0 it
  * existed, -1 with e set. */
 int	auth_create_pepper(const char *pepper_path, struct error *e);
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <fcgiapp.h>
 #include <sodium.h>
@@ -71,7 +72,11 @@ main(void)
 		log_warn("cannot initialise libsodium or libcurl");
 		return 1;
 	}
-	if (auth_init(settings.pepper_file, &e) == -1) {
+	/* Files this worker makes (a deleted cache, the shared memory)
+	 * are the state's: 0600, or 0660 for a shared group. */
+	umask(SETTINGS_UMASK(&settings));
+	if (auth_init(settings.pepper_file, (int)settings.group_writable,
+	    &e) == -1) {
 		log_warn("%s", e.message);
 		error_clear(&e);
 		return 1;
@@ -85,7 +90,7 @@ main(void)
 	/* The host's shared memory (in-flight limits, probes, key
 	 * budgets).  Without it those limits are off, which is logged:
 	 * not a reason to refuse requests. */
-	if ((shm = shm_attach(settings.shm_path, (int)settings.workers, 0600,
+	if ((shm = shm_attach(settings.shm_path, (int)settings.workers, 0666,
 	    &e)) == NULL) {
 		log_warn("%s: host-wide limits off", e.message);
 		error_clear(&e);

@@ -60,6 +60,10 @@ static const struct setting table[] = {
 	  "default in-flight limit of a backend" },
 	{ "SERVICE_SHM_PATH", K_PATH, "", 0, 0, { NULL }, STR(shm_path),
 	  "the host's shared memory (default: evalgate.shm beside the cache)" },
+	{ "SERVICE_GROUP_WRITABLE", K_LONG, "0", 0, 1, { NULL },
+	  NUM(group_writable),
+	  "1: state files 0660 and directories 0770, for a web server and an "
+	  "operator sharing a group; 0: 0600 and 0700" },
 #ifdef EVALGATE_TEST_HOOKS
 	{ "SERVICE_TEST_CLOCK_FILE", K_PATH, "", 0, 0, { NULL },
 	  STR(test_clock_file),

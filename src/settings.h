@@ -21,6 +21,7 @@ struct settings {
 	long	backend_timeout_ms;
 	long	workers;		/* the web server's pool */
 	char	shm_path[4096];		/* the host's shared memory */
+	long	group_writable;		/* 1: state files 0660, else 0600 */
 #ifdef EVALGATE_TEST_HOOKS
 	char	test_clock_file[4096];	/* --enable-test-hooks only */
 #endif
@@ -33,6 +34,10 @@ typedef const char *(*settings_getter)(const char *name);
  * returns -1 with a one-line reason naming the setting in err. */
 int	settings_load(struct settings *s, settings_getter get,
 	    char *err, size_t errlen);
+
+/* The umask both programs set at start (design.md section 16, item 13):
+ * 077, or 007 with SERVICE_GROUP_WRITABLE=1. */
+#define SETTINGS_UMASK(s)	((s)->group_writable ? 007 : 077)
 
 /* Prints every setting, its default and meaning (for --help and man). */
 void	settings_describe(void (*line)(const char *name, const char *def,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <curl/curl.h>
 #include <sodium.h>
@@ -440,13 +441,38 @@ refused(const struct error *e)
 	return 1;
 }
 
+/* Makes the directories above path that are missing (mkdir -p). */
+static int
+make_parents(const char *path, struct error *e)
+{
+	char	dir[4096];
+	size_t	i, n;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (n = strlen(dir); n > 0 && dir[n - 1] != '/'; n--)
+		;		/* dir[0..n) names the directory, '/' last */
+	for (i = 1; i < n; i++) {
+		if (dir[i] != '/')
+			continue;
+		dir[i] = '\0';
+		if (mkdir(dir, 0777) == -1 && errno != EEXIST)
+			return error_set(e, ERR_UNAVAILABLE, NULL, "%s: %s",
+			    dir, strerror(errno));
+		dir[i] = '/';
+	}
+	return 0;
+}
+
 static int
 cmd_init(const struct settings *s)
 {
 	struct error	e = { 0 };
 	int		created;
 
-	if (store_init(s, &e) == -1 ||
+	if (make_parents(s->db_path, &e) == -1 ||
+	    make_parents(s->cache_path, &e) == -1 ||
+	    make_parents(s->pepper_file, &e) == -1 ||
+	    store_init(s, &e) == -1 ||
 	    (created = auth_create_pepper(s->pepper_file, &e)) == -1) {
 		refused(&e);
 		error_clear(&e);
@@ -482,6 +508,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "evalgate-admin: bad setting: %s\n", err);
 		return 1;
 	}
+	/* What init and every write make (the database, its -wal and
+	 * -shm, the cache, the pepper, directories) is the state's: 0600
+	 * and 0700, or 0660 and 0770 for a shared group. */
+	umask(SETTINGS_UMASK(&s));
 #ifdef EVALGATE_TEST_HOOKS
 	clock_use_file(s.test_clock_file);
 #endif
@@ -501,7 +531,7 @@ main(int argc, char **argv)
 		usage();
 	in = parse_args(c, argc - nwords, argv + nwords);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (auth_init(s.pepper_file, &e) == -1 ||
+	if (auth_init(s.pepper_file, (int)s.group_writable, &e) == -1 ||
 	    (ctx.st = store_open(&s, &e)) == NULL) {
 		json_object_put(in);
 		rc = refused(&e);

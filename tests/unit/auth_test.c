@@ -21,6 +21,7 @@ main(void)
 	struct key_row	 row, row2;
 	struct error	 e = { 0 };
 	FILE		*f;
+	struct stat	 sb;
 	size_t		 i;
 	static const char *const bad[] = {
 		"",
@@ -48,21 +49,31 @@ main(void)
 		ok(auth_parse_key(bad[i], prefix, secret) == -1,
 		    "malformed key %zu refused", i);
 
+	umask(077);		/* as both programs set it */
 	ok(mkdtemp(dir) != NULL, "temporary directory");
 	snprintf(path, sizeof(path), "%s/pepper", dir);
 	ok(auth_create_pepper(path, &e) == 1, "pepper created");
 	ok(auth_create_pepper(path, &e) == 0, "pepper kept when present");
-	ok(auth_init(path, &e) == 0, "pepper loads");
-	ok(chmod(path, 0644) == 0 && auth_init(path, &e) == -1 &&
+	ok(auth_init(path, 0, &e) == 0, "pepper loads");
+	ok(chmod(path, 0644) == 0 && auth_init(path, 0, &e) == -1 &&
 	    strstr(e.message, "chmod") != NULL,
 	    "pepper readable by others refused: %s", e.message);
 	chmod(path, 0600);
 	f = fopen(path, "w");
 	fputs("not hex\n", f);
 	fclose(f);
-	ok(auth_init(path, &e) == -1, "pepper that is not hex refused");
+	ok(auth_init(path, 0, &e) == -1, "pepper that is not hex refused");
 	unlink(path);
-	ok(auth_create_pepper(path, &e) == 1 && auth_init(path, &e) == 0,
+	umask(007);		/* SERVICE_GROUP_WRITABLE=1 */
+	ok(auth_create_pepper(path, &e) == 1 && stat(path, &sb) == 0 &&
+	    (sb.st_mode & 0777) == 0640, "shared group: the pepper is 0640");
+	ok(auth_init(path, 1, &e) == 0, "and loads when the group may");
+	ok(auth_init(path, 0, &e) == -1, "but not when it may not");
+	ok(chmod(path, 0644) == 0 && auth_init(path, 1, &e) == -1,
+	    "readable by others: refused even then");
+	unlink(path);
+	umask(077);
+	ok(auth_create_pepper(path, &e) == 1 && auth_init(path, 0, &e) == 0,
 	    "fresh pepper");
 
 	ok(auth_issue(key, &row, &e) == 0, "key issued");
