@@ -109,7 +109,10 @@ static const struct {
 	{ CURLE_PARTIAL_FILE,		1, "answer cut short" },
 	{ CURLE_SSL_CONNECT_ERROR,	1, "TLS handshake failed" },
 	{ CURLE_PEER_FAILED_VERIFICATION, 1, "TLS certificate refused" },
-	{ CURLE_UNSUPPORTED_PROTOCOL,	0, "not an http or https URL" },
+	/* Replica URLs are checked http(s) when added: at call time this
+	 * means an answer that is not HTTP (curl takes it for HTTP/0.9). */
+	{ CURLE_UNSUPPORTED_PROTOCOL,	1, "the answer is not HTTP" },
+	{ CURLE_WEIRD_SERVER_REPLY,	1, "the answer is not HTTP" },
 	{ CURLE_URL_MALFORMAT,		0, "malformed URL" },
 	{ CURLE_OUT_OF_MEMORY,		0, "out of memory" },
 };
@@ -127,7 +130,8 @@ static const struct {
 	{ 529, 529,	 0, 1, 1, "overloaded" },
 	{ 500, 599,	 0, 1, 0, "server error" },
 	{ 400, 499,	 0, 0, 0, "request refused" },
-	{ 0, LONG_MAX,	 0, 0, 0, "unexpected status" },
+	{ 300, 399,	 0, 1, 0, "a redirect, not followed" },
+	{ 0, LONG_MAX,	 0, 1, 0, "unexpected status" },
 };
 #define NSTATUSES	(sizeof(statuses) / sizeof(statuses[0]))
 

@@ -101,12 +101,34 @@ frames_path(const struct frame *f, size_t n, char *buf, size_t size)
 	}
 }
 
+/* The code unit of the escape "\\uXXXX" at s (avail bytes), or -1. */
+static long
+escaped_unit(const char *s, size_t avail)
+{
+	long	u = 0;
+	int	i, c;
+
+	if (avail < 6 || s[0] != '\\' || s[1] != 'u')
+		return -1;
+	for (i = 2; i < 6; i++) {
+		c = s[i] | 0x20;
+		if (s[i] >= '0' && s[i] <= '9')
+			u = u * 16 + (s[i] - '0');
+		else if (c >= 'a' && c <= 'f')
+			u = u * 16 + (c - 'a' + 10);
+		else
+			return -1;
+	}
+	return u;
+}
+
 const char *
 ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 {
 	struct frame	 f[JU_MAX_DEPTH + 1];
 	const char	*why = NULL;
 	size_t		 i = 0, j, k, n = 0;
+	long		 u, v;
 	int		 nul;
 
 	while (i < len && why == NULL) {
@@ -131,12 +153,23 @@ ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 			continue;
 		case '"':
 			nul = 0;
-			for (j = i + 1; j < len && text[j] != '"'; j++)
-				if (text[j] == '\\') {
-					nul |= len - j > 5 && memcmp(text + j,
-					    "\\u0000", 6) == 0;
-					j++;
-				}
+			for (j = i + 1; j < len && text[j] != '"'; j++) {
+				if (text[j] != '\\')
+					continue;
+				nul |= len - j > 5 && memcmp(text + j,
+				    "\\u0000", 6) == 0;
+				/* json-c keeps a lone surrogate as U+FFFD. */
+				u = escaped_unit(text + j, len - j);
+				if (u >= 0xd800 && u <= 0xdbff &&
+				    (v = escaped_unit(text + j + 6,
+				    len - j - 6)) >= 0xdc00 && v <= 0xdfff)
+					j += 6;		/* a pair */
+				else if (u >= 0xd800 && u <= 0xdfff)
+					why = "a string holds a lone "
+					    "surrogate (\\ud800 to \\udfff "
+					    "unpaired)";
+				j++;
+			}
 			for (k = j + 1; k < len && text[k] != '\0' &&
 			    strchr(" \t\r\n", text[k]) != NULL; k++)
 				continue;

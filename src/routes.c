@@ -116,7 +116,9 @@ route_find(const char *method, const char *path, int on_admin_listener,
 		    &nsegs))
 			continue;
 		path_known = 1;
-		if (strcmp(routes[i].method, method) == 0)
+		if (strcmp(routes[i].method, method) == 0 ||
+		    (strcmp(method, "HEAD") == 0 &&
+		    strcmp(routes[i].method, "GET") == 0))
 			*found = &routes[i];
 	}
 	if (*found == NULL && path_known)

@@ -68,7 +68,8 @@ extern const struct route routes[ROUTE__MAX];
 /* The route of method and path for a request that came in on the
  * internal listener or not: /admin/ paths exist only there.  0 with
  * *found set to its row (in routes[]) and params[] to its {} segments,
- * decoded, as new strings the caller frees (NULL past the last), or -1
+ * decoded, as new strings the caller frees (NULL past the last; HEAD
+ * finds the GET route, answered without a body), or -1
  * with e set and params[] all NULL: 404 not_found, 405
  * method_not_allowed when another method has the path, 503
  * service_unavailable when out of memory. */

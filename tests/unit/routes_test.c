@@ -125,6 +125,16 @@ test_every_row(void)
 		ok(code == ERR_METHOD_NOT_ALLOWED && found == NULL,
 		    "%s with another method: 405 on the internal listener",
 		    path);
+		code = find("HEAD", path, 1, &found, params, NULL, 0);
+		free_params(params);
+		if (strcmp(rt->method, "GET") == 0)
+			ok(code == ERR_NONE && found == rt,
+			    "HEAD %s: the GET route (RFC 9110)", path);
+		else
+			ok(code == ERR_METHOD_NOT_ALLOWED || (code == ERR_NONE &&
+			    strcmp(found->method, "GET") == 0),
+			    "HEAD %s: its GET route, or 405 without one",
+			    path);
 
 		if (rt->fn == handle_admin) {
 			for (k = 0; k < HTTP_MAX_PARAMS &&
@@ -134,12 +144,12 @@ test_every_row(void)
 			    rt->pattern);
 			ok(rt->admin.status == 200 || rt->admin.status == 201,
 			    "%s: a success is 200 or 201", rt->pattern);
-			ok(rt->admin.op >= 0 && rt->admin.op < OP__MAX, "%s: an operation",
-			    rt->pattern);
+			ok(rt->admin.op >= 0 && rt->admin.op < OP__MAX,
+			    "%s: an operation", rt->pattern);
 		} else
-			ok(rt->admin.segs[0].field == NULL && rt->admin.status == 0,
-			    "%s: no operation fields but for handle_admin",
-			    rt->pattern);
+			ok(rt->admin.segs[0].field == NULL &&
+			    rt->admin.status == 0, "%s: no operation fields "
+			    "but for handle_admin", rt->pattern);
 	}
 }
 
