@@ -13,6 +13,7 @@
 #include "ops.h"
 #include "ops_internal.h"
 #include "store.h"
+#include "utf8.h"
 
 int
 ops_not_found(struct error *e, const char *what, const char *name)
@@ -35,12 +36,18 @@ ops_find_app(struct op_ctx *c, const char *name, struct app *a,
 int
 ops_check_name(const char *field, const char *name, struct error *e)
 {
-	const unsigned char *p;
+	if (strpbrk(name, " /") != NULL || utf8_control(name, NULL) != NULL)
+		return error_set(e, ERR_VALIDATION, field,
+		    "must have no spaces, control characters or '/'");
+	return 0;
+}
 
-	for (p = (const unsigned char *)name; *p != '\0'; p++)
-		if (*p < 0x21 || *p == 0x7f || *p == '/')
-			return error_set(e, ERR_VALIDATION, field,
-			    "must have no spaces, control characters or '/'");
+int
+ops_check_text(const char *field, const char *text, struct error *e)
+{
+	if (text != NULL && utf8_control(text, NULL) != NULL)
+		return error_set(e, ERR_VALIDATION, field, "must have no "
+		    "control characters (C0, DEL, C1, U+2028, U+2029)");
 	return 0;
 }
 

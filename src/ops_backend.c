@@ -11,8 +11,9 @@
 #include "json_util.h"
 #include "ops_internal.h"
 #include "store.h"
+#include "utf8.h"
 
-#define MAX_IN_FLIGHT_MAX	100000	/* evaluations in flight, at most */
+#define MAX_IN_FLIGHT_MAX	100000	/* evaluations in flight */
 
 static const char *const url_schemes[] = { "http://", "https://" };
 #define NURL_SCHEMES (sizeof(url_schemes) / sizeof(url_schemes[0]))
@@ -41,7 +42,6 @@ static int
 check_url(const char *field, const char *url, struct error *e)
 {
 	const char		*host = NULL;
-	const unsigned char	*p;
 	size_t			 i, n;
 
 	for (i = 0; i < NURL_SCHEMES && host == NULL; i++)
@@ -50,10 +50,9 @@ check_url(const char *field, const char *url, struct error *e)
 	if (host == NULL)
 		return error_set(e, ERR_VALIDATION, field,
 		    "must be an http:// or https:// URL");
-	for (p = (const unsigned char *)url; *p != '\0'; p++)
-		if (*p <= 0x20 || *p == 0x7f)
-			return error_set(e, ERR_VALIDATION, field,
-			    "must have no spaces or control characters");
+	if (strchr(url, ' ') != NULL || utf8_control(url, NULL) != NULL)
+		return error_set(e, ERR_VALIDATION, field,
+		    "must have no spaces or control characters");
 	if ((n = strcspn(host, "/?#")) == 0)
 		return error_set(e, ERR_VALIDATION, field, "must name a host");
 	if (memchr(host, '@', n) != NULL)
@@ -182,6 +181,9 @@ op_backend_add(struct op_ctx *c, json_object *in, json_object **out,
 	    e) == -1 ||
 	    ju_opt_int(in, "max_in_flight", 1, MAX_IN_FLIGHT_MAX,
 	    &b.max_in_flight, NULL, e) == -1)
+		return -1;
+	if (ops_check_text("model", b.model, e) == -1 ||
+	    ops_check_text("description", b.description, e) == -1)
 		return -1;
 	if (*b.auth_env && !ops_spelled(b.auth_env, UPPER_, UPPER_ DIGITS))
 		return error_set(e, ERR_VALIDATION, "auth_env", "must be the "

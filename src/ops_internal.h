@@ -78,6 +78,9 @@ int	ops_find_app(struct op_ctx *c, const char *name, struct app *a,
 	    struct error *e);
 /* A name is printable and has no '/', so that it fits in a path. */
 int	ops_check_name(const char *field, const char *name, struct error *e);
+/* A text shown by the console and listings (a description, a model
+ * name) has no control character (utf8_control()): terminal injection. */
+int	ops_check_text(const char *field, const char *text, struct error *e);
 /* Finishes a listing the store filled (rc from its _each function):
  * {key: list} in *out, or the list released on failure. */
 int	ops_listed(int rc, const char *key, json_object *list,

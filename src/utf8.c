@@ -81,3 +81,23 @@ utf8_count(const char *s, size_t len)
 		n += ((unsigned char)s[i] & 0xc0) != 0x80;
 	return n;
 }
+
+const char *
+utf8_control(const char *s, size_t *len)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 n;
+
+	for (; *p != '\0'; p++) {
+		n = *p < 0x20 || *p == 0x7f ? 1 :
+		    p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f ? 2 :
+		    p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 ||
+		    p[2] == 0xa9) ? 3 : 0;
+		if (n > 0) {
+			if (len != NULL)
+				*len = n;
+			return (const char *)p;
+		}
+	}
+	return NULL;
+}

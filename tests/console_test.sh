@@ -215,7 +215,7 @@ refused "backend add refuses a timeout out of range" "timeout_ms: " \
     backend add x --kind lexical --timeout-ms 50
 refused "backend add refuses a duplicate name" "lex" \
     backend add lex --kind lexical
-refused "backend add needs a kind" "kind: is required" backend add x
+expect 2 "backend add without --kind is bad usage" backend add x
 check "no refused backend was stored" \
     test "$(sql 'SELECT count(*) FROM backends')" -eq 2
 check "the secret-free auth_env name is stored" \

@@ -24,6 +24,7 @@
 #include "ops.h"
 #include "settings.h"
 #include "store.h"
+#include "utf8.h"
 
 enum opt_kind {
 	OPT_FLAG,		/* --x: true */
@@ -50,6 +51,7 @@ struct cli_opt {
 	const char	*flag;
 	const char	*field;
 	enum opt_kind	 kind;
+	int		 required;	/* missing: bad usage, exit 2 */
 };
 
 struct cli_arg {
@@ -67,88 +69,88 @@ static const struct cli_cmd {
 	const char	*usage;
 } cmds[] = {
 	{ { "app", "create" }, { { "name", 0 } },
-	  { { "--log-state", "log_state", OPT_FLAG },
-	    { "--admin", "admin", OPT_FLAG },
-	    { "--rate-per-minute", "rate_per_minute", OPT_INT },
-	    { "--daily-quota", "daily_quota", OPT_INT } },
+	  { { "--log-state", "log_state", OPT_FLAG, 0 },
+	    { "--admin", "admin", OPT_FLAG, 0 },
+	    { "--rate-per-minute", "rate_per_minute", OPT_INT, 0 },
+	    { "--daily-quota", "daily_quota", OPT_INT, 0 } },
 	  OP_APP_CREATE, PRINT_OBJECT, NULL,
 	  "app create NAME [--log-state] [--admin] [--rate-per-minute N] "
 	  "[--daily-quota N]" },
 	{ { "app", "update" }, { { "name", 0 } },
-	  { { "--log-state", "log_state", OPT_ON_OFF },
-	    { "--rate-per-minute", "rate_per_minute", OPT_INT_OR_DEFAULT },
-	    { "--daily-quota", "daily_quota", OPT_INT_OR_DEFAULT } },
+	  { { "--log-state", "log_state", OPT_ON_OFF, 0 },
+	    { "--rate-per-minute", "rate_per_minute", OPT_INT_OR_DEFAULT, 0 },
+	    { "--daily-quota", "daily_quota", OPT_INT_OR_DEFAULT, 0 } },
 	  OP_APP_UPDATE, PRINT_OBJECT, NULL,
 	  "app update NAME [--log-state on|off] [--rate-per-minute N|default] "
 	  "[--daily-quota N|default]" },
-	{ { "app", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0 } },
+	{ { "app", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_APP_LIST, PRINT_TABLE, NULL, "app list" },
 	{ { "key", "issue" }, { { "application", 0 } },
-	  { { "--expires", "expires", OPT_STRING } },
+	  { { "--expires", "expires", OPT_STRING, 0 } },
 	  OP_KEY_ISSUE, PRINT_BARE, "key", "key issue APP [--expires RFC3339]" },
-	{ { "key", "revoke" }, { { "prefix", 0 } }, { { NULL, NULL, 0 } },
+	{ { "key", "revoke" }, { { "prefix", 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_KEY_REVOKE, PRINT_OBJECT, NULL, "key revoke PREFIX" },
-	{ { "key", "list" }, { { "application", 1 } }, { { NULL, NULL, 0 } },
+	{ { "key", "list" }, { { "application", 1 } }, { { NULL, NULL, 0, 0 } },
 	  OP_KEY_LIST, PRINT_TABLE, NULL, "key list [APP]" },
 	{ { "backend", "add" }, { { "name", 0 } },
-	  { { "--kind", "kind", OPT_STRING },
-	    { "--url", "urls", OPT_STRINGS },
-	    { "--model", "model", OPT_STRING },
-	    { "--auth-env", "auth_env", OPT_STRING },
-	    { "--description", "description", OPT_STRING },
-	    { "--release-date", "release_date", OPT_STRING },
-	    { "--timeout-ms", "timeout_ms", OPT_INT },
-	    { "--max-in-flight", "max_in_flight", OPT_INT } },
+	  { { "--kind", "kind", OPT_STRING, 1 },
+	    { "--url", "urls", OPT_STRINGS, 0 },
+	    { "--model", "model", OPT_STRING, 0 },
+	    { "--auth-env", "auth_env", OPT_STRING, 0 },
+	    { "--description", "description", OPT_STRING, 0 },
+	    { "--release-date", "release_date", OPT_STRING, 0 },
+	    { "--timeout-ms", "timeout_ms", OPT_INT, 0 },
+	    { "--max-in-flight", "max_in_flight", OPT_INT, 0 } },
 	  OP_BACKEND_ADD, PRINT_OBJECT, NULL,
 	  "backend add NAME --kind lexical|systemone [--url URL]... "
 	  "[--model NAME] [--auth-env VAR] [--description TEXT] "
 	  "[--release-date YYYY-MM-DD] [--timeout-ms N] [--max-in-flight N]" },
 	{ { "backend", "update" }, { { "name", 0 } },
-	  { { "--max-in-flight", "max_in_flight", OPT_INT_OR_DEFAULT } },
+	  { { "--max-in-flight", "max_in_flight", OPT_INT_OR_DEFAULT, 1 } },
 	  OP_BACKEND_UPDATE, PRINT_OBJECT, NULL,
 	  "backend update NAME --max-in-flight N|default" },
-	{ { "backend", "enable" }, { { "name", 0 } }, { { NULL, NULL, 0 } },
+	{ { "backend", "enable" }, { { "name", 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_BACKEND_ENABLE, PRINT_OBJECT, NULL, "backend enable NAME" },
-	{ { "backend", "disable" }, { { "name", 0 } }, { { NULL, NULL, 0 } },
+	{ { "backend", "disable" }, { { "name", 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_BACKEND_DISABLE, PRINT_OBJECT, NULL, "backend disable NAME" },
-	{ { "backend", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0 } },
+	{ { "backend", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_BACKEND_LIST, PRINT_TABLE, NULL, "backend list" },
 	{ { "schema", "publish" }, { { "id", 0 } },
-	  { { "--questions", "questions", OPT_FILE_JSON },
-	    { "--backend", "backend", OPT_STRING },
-	    { "--temperature", "temperature", OPT_NUMBER },
-	    { "--abstain-threshold", "abstain_threshold", OPT_NUMBER } },
+	  { { "--questions", "questions", OPT_FILE_JSON, 1 },
+	    { "--backend", "backend", OPT_STRING, 1 },
+	    { "--temperature", "temperature", OPT_NUMBER, 0 },
+	    { "--abstain-threshold", "abstain_threshold", OPT_NUMBER, 0 } },
 	  OP_SCHEMA_PUBLISH, PRINT_BARE, "version",
 	  "schema publish ID --questions FILE --backend NAME [--temperature T] "
 	  "[--abstain-threshold X]" },
-	{ { "schema", "list" }, { { "id", 1 } }, { { NULL, NULL, 0 } },
+	{ { "schema", "list" }, { { "id", 1 } }, { { NULL, NULL, 0, 0 } },
 	  OP_SCHEMA_LIST, PRINT_TABLE, NULL, "schema list [ID]" },
 	{ { "grant", NULL }, { { "application", 0 }, { "schema", 0 } },
-	  { { "--version", "version", OPT_INT } },
+	  { { "--version", "version", OPT_INT, 0 } },
 	  OP_GRANT, PRINT_OBJECT, NULL, "grant APP SCHEMA [--version N]" },
 	{ { "ungrant", NULL }, { { "application", 0 }, { "schema", 0 } },
-	  { { "--version", "version", OPT_INT } },
+	  { { "--version", "version", OPT_INT, 0 } },
 	  OP_UNGRANT, PRINT_OBJECT, NULL, "ungrant APP SCHEMA [--version N]" },
 	{ { "template", "publish" }, { { "id", 0 } },
-	  { { "--body", "body", OPT_FILE_TEXT },
-	    { "--variables", "variables", OPT_FILE_JSON },
-	    { "--escape", "escape", OPT_STRING } },
+	  { { "--body", "body", OPT_FILE_TEXT, 1 },
+	    { "--variables", "variables", OPT_FILE_JSON, 1 },
+	    { "--escape", "escape", OPT_STRING, 0 } },
 	  OP_TEMPLATE_PUBLISH, PRINT_BARE, "version",
 	  "template publish ID --body FILE --variables FILE [--escape html]" },
 	{ { "template", "render" }, { { "id", 0 } },
-	  { { "--version", "version", OPT_INT },
-	    { "--values", "values", OPT_JSON } },
+	  { { "--version", "version", OPT_INT, 0 },
+	    { "--values", "values", OPT_JSON, 1 } },
 	  OP_TEMPLATE_RENDER, PRINT_BARE, "state",
 	  "template render ID [--version N] --values JSON" },
-	{ { "template", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0 } },
+	{ { "template", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_TEMPLATE_LIST, PRINT_TABLE, NULL, "template list" },
 	{ { "calibration", NULL }, { { "id", 0 } },
-	  { { "--version", "version", OPT_INT },
-	    { "--question", "question", OPT_STRING },
-	    { "--since", "since", OPT_STRING },
-	    { "--format", "format", OPT_STRING },
-	    { "--target-accuracy", "target_accuracy", OPT_NUMBER },
-	    { "--apply", "apply", OPT_FLAG } },
+	  { { "--version", "version", OPT_INT, 0 },
+	    { "--question", "question", OPT_STRING, 0 },
+	    { "--since", "since", OPT_STRING, 0 },
+	    { "--format", "format", OPT_STRING, 0 },
+	    { "--target-accuracy", "target_accuracy", OPT_NUMBER, 0 },
+	    { "--apply", "apply", OPT_FLAG, 0 } },
 	  OP_CALIBRATION, PRINT_REPORT, NULL,
 	  "calibration SCHEMA [--version N] [--question Q] [--since DATE] "
 	  "[--format text|json|html] [--target-accuracy X] [--apply]" },
@@ -312,6 +314,10 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 	if (nargs < MAX_ARGS && c->args[nargs].field != NULL &&
 	    !c->args[nargs].optional)
 		usage_of(c, "is missing", c->args[nargs].field);
+	for (i = 0; i < MAX_OPTS && c->opts[i].flag != NULL; i++)
+		if (c->opts[i].required &&
+		    !json_object_object_get_ex(in, c->opts[i].field, NULL))
+			usage_of(c, "is missing", c->opts[i].flag);
 	return in;
 }
 
@@ -336,6 +342,39 @@ cell(json_object *v)
 		return json_object_get_string(v);
 	return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* What a table or an object shows of v: cell(v) with its control
+ * characters (utf8_control()) written as \xNN or \uNNNN, so that nothing
+ * stored (a description written by hand into the database, say) can
+ * move the terminal.  Valid until the next call. */
+static const char *
+shown(json_object *v)
+{
+	static struct buf	 b;
+	const char		*s = cell(v), *c;
+	char			 esc[8];
+	size_t			 n;
+	long			 cp;
+
+	if (b.max == 0)
+		buf_init(&b, 1 << 20);
+	buf_reset(&b);
+	while ((c = utf8_control(s, &n)) != NULL) {
+		cp = n == 1 ? (unsigned char)c[0] : n == 2 ?
+		    ((c[0] & 0x1f) << 6) | (c[1] & 0x3f) :
+		    ((c[0] & 0x0f) << 12) | ((c[1] & 0x3f) << 6) |
+		    (c[2] & 0x3f);
+		snprintf(esc, sizeof(esc), n == 1 ? "\\x%02lx" : "\\u%04lx",
+		    cp);
+		if (buf_add(&b, s, (size_t)(c - s)) != BUF_OK ||
+		    buf_adds(&b, esc) != BUF_OK)
+			return "(too long to show)";
+		s = c + n;
+	}
+	if (buf_adds(&b, s) != BUF_OK)
+		return "(too long to show)";
+	return b.p;
 }
 
 /* The first array in out, as aligned columns named by its first row. */
@@ -365,7 +404,7 @@ print_table(json_object *out)
 		json_object_object_foreach(json_object_array_get_idx(rows, i),
 		    k2, v2) {
 			(void)k2;
-			if (col < ncols && (len = strlen(cell(v2))) > w[col])
+			if (col < ncols && (len = strlen(shown(v2))) > w[col])
 				w[col] = len;
 			col++;
 		}
@@ -386,7 +425,7 @@ print_table(json_object *out)
 			(void)k3;
 			if (col < ncols)
 				printf("%-*s%s", col + 1 < ncols ?
-				    (int)w[col] : 0, cell(v3),
+				    (int)w[col] : 0, shown(v3),
 				    col + 1 < ncols ? "  " : "\n");
 			col++;
 		}
@@ -421,7 +460,7 @@ print_out(const struct cli_cmd *c, json_object *in, json_object *out)
 		break;
 	case PRINT_OBJECT:
 		json_object_object_foreach(out, k, val)
-			printf("%s: %s\n", k, cell(val));
+			printf("%s: %s\n", k, shown(val));
 		break;
 	}
 }

@@ -45,7 +45,7 @@ main(void)
 	struct error	 e = { 0 };
 	char		 buf[64], name[300];
 	const char	*text;
-	size_t		 i;
+	size_t		 i, n;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		ok(utf8_valid(cases[i].s, strlen(cases[i].s)) ==
@@ -82,5 +82,19 @@ main(void)
 	ok(utf8_valid(text, strlen(text)) && strstr(text, "a?\"") != NULL,
 	    "error_set: a field cut by its caller is repaired");
 	error_clear(&e);
+
+	ok(utf8_control("plain, \xc3\xa9t\xc3\xa9 \xe2\x80\xa6", NULL) == NULL,
+	    "control: none in text, accents or an ellipsis");
+	text = "ab\x1b[2J";
+	ok(utf8_control(text, &n) == text + 2 && n == 1, "control: ESC");
+	text = "a\x7f";
+	ok(utf8_control(text, &n) == text + 1 && n == 1, "control: DEL");
+	text = "a\xc2\x9b" "b";
+	ok(utf8_control(text, &n) == text + 1 && n == 2, "control: C1 CSI");
+	text = "a\xc2\xa0" "b";
+	ok(utf8_control(text, NULL) == NULL, "control: no-break space is not");
+	text = "a\xe2\x80\xa8" "b\xe2\x80\xa9";
+	ok(utf8_control(text, &n) == text + 1 && n == 3,
+	    "control: U+2028 (and U+2029)");
 	return tap_done();
 }
