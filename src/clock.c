@@ -96,6 +96,16 @@ clock_ms_to_next_day(int64_t ms)
 	return day - (((ms % day) + day) % day);
 }
 
+/* Whether s begins with shape: 'd' a digit, anything else itself. */
+static int
+shaped(const char *s, const char *shape)
+{
+	for (; *shape != '\0'; s++, shape++)
+		if (*shape == 'd' ? *s < '0' || *s > '9' : *s != *shape)
+			return 0;
+	return 1;
+}
+
 static int
 days_in_month(int y, int mo)
 {
@@ -117,15 +127,21 @@ clock_parse_rfc3339(const char *s, int64_t *ms)
 	time_t		 t;
 
 	memset(&tm, 0, sizeof(tm));
-	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
+	/* sscanf's %2d would take a sign or a space: the digits are
+	 * checked first. */
+	if (!shaped(s, "dddd-dd-dd") ||
+	    sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
 		return -1;
 	s += n;
 	if (*s != '\0') {
 		if ((*s != 'T' && *s != 't' && *s != ' ') ||
+		    !shaped(s + 1, "dd:dd:dd") ||
 		    sscanf(s + 1, "%2d:%2d:%2d%n", &h, &mi, &sec, &n) != 3 ||
 		    n != 8)
 			return -1;
 		s += 1 + n;
+		if (*s == '.' && !shaped(s + 1, "d"))
+			return -1;	/* a fraction needs a digit */
 		if (*s == '.') {
 			for (s++; *s >= '0' && *s <= '9'; s++)
 				if (scale < 1000) {
@@ -139,7 +155,7 @@ clock_parse_rfc3339(const char *s, int64_t *ms)
 		}
 		if (*s == 'Z' || *s == 'z')
 			s++;
-		else if ((*s == '+' || *s == '-') &&
+		else if ((*s == '+' || *s == '-') && shaped(s + 1, "dd:dd") &&
 		    sscanf(s, "%c%2d:%2d%n", &sign, &oh, &om, &n) == 3 &&
 		    n == 6 && oh < 24 && om < 60) {
 			offset = ((int64_t)oh * 60 + om) * 60000;

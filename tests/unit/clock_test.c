@@ -70,15 +70,15 @@ static const char *const bad[] = {
 	"+202-11-21",
 	"2026-11-21 ",
 	"abcd-ef-gh",
-	/*
-	 * TODO: accepted today, refused by a later issue; not asserted here
-	 * either way:
-	 *  - impossible dates roll over: "2026-02-31" is 2026-03-03,
-	 *    "2026-04-31" is 2026-05-01 (mktime-style normalisation);
-	 *  - "%2d" takes a sign: "2026-11-21T-1:00:00Z" is 2026-11-20T23:00Z;
-	 *  - a fraction without digits, "2026-11-21T12:00:00.Z";
-	 *  - a leap second, "...T12:00:60Z", is the next minute.
-	 */
+	/* What sscanf and timegm would have taken. */
+	"2026-02-31",			/* a day February does not have */
+	"2026-02-29",			/* not a leap year */
+	"2026-04-31T00:00:00Z",
+	"2026-11-21T-1:00:00Z",		/* a sign where digits belong */
+	"2026-11-21T 1:00:00Z",
+	"2026- 1-21",
+	"2026-11-21T12:00:00.Z",	/* a fraction without a digit */
+	"2026-11-21T12:00:00+-1:00",
 };
 
 int
