@@ -112,3 +112,13 @@ uri_on_listener(const char *addr, const char *port, const char *listen)
 	return strlen(addr) == alen && strncmp(addr, listen, alen) == 0 &&
 	    strcmp(port, colon + 1) == 0;
 }
+
+size_t
+uri_pattern_params(const char *pattern)
+{
+	size_t n = 0;
+
+	for (; (pattern = strstr(pattern, "{}")) != NULL; pattern += 2)
+		n++;
+	return n;
+}

@@ -33,6 +33,8 @@ struct uri_seg {
 	const char	*p;
 	size_t		 len;
 };
+/* How many {} segments pattern has. */
+size_t	 uri_pattern_params(const char *pattern);
 /* 1 if path matches pattern, else 0.  A pattern is literal segments and
  * "{}" for one non-empty segment ("/v1/decisions/{}/outcome"); literal
  * segments are compared as sent, undecoded.  On a match, the path's {}

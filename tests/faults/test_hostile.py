@@ -312,11 +312,13 @@ def test_utf8(t, c):
             body = text.encode().replace(b'"KEY"', b'"k' + seq + b'"', 1)
             expect(t, c.send(kind, body), BAD_BODY,
                    "%s in %s" % (what, name))
-    # Escaped lone surrogates are valid JSON text: json-c turns them into
-    # U+FFFD, so the state stays valid UTF-8.
+    # Escaped lone surrogates are JSON text json-c would not keep as sent
+    # (it turns them into U+FFFD): refused like a key cut at \u0000.
     kind, text = place("state", "@" + '"\\ud800 and \\udfff"')
     r = c.send(kind, text)
-    expect(t, r, 200, "escaped lone surrogates in the state")
+    expect(t, r, (422, V, "state"), "escaped lone surrogates in the state")
+    kind, text = place("state", "@" + '"\\ud83d\\ude00"')
+    expect(t, c.send(kind, text), 200, "an escaped surrogate pair: 200")
 
 
 def test_nul(t, c, g):

@@ -10,6 +10,7 @@
 
 #include "routes.h"
 #include "tap.h"
+#include "uri.h"
 
 /* The pattern with each {} replaced by seg, into buf. */
 static void
@@ -26,16 +27,6 @@ fill(const char *pattern, const char *seg, char *buf, size_t size)
 			buf[o++] = *pattern++;
 	}
 	buf[o] = '\0';
-}
-
-static size_t
-braces(const char *pattern)
-{
-	size_t n = 0;
-
-	for (; (pattern = strstr(pattern, "{}")) != NULL; pattern += 2)
-		n++;
-	return n;
 }
 
 static void
@@ -87,7 +78,7 @@ test_every_row(void)
 		ok(admin_path == (rt->need == NEED_ADMIN),
 		    "%s: under /admin/ exactly when it needs an administrator",
 		    rt->pattern);
-		nb = braces(rt->pattern);
+		nb = uri_pattern_params(rt->pattern);
 		ok(nb <= HTTP_MAX_PARAMS, "%s: at most %d {} segments",
 		    rt->pattern, HTTP_MAX_PARAMS);
 
