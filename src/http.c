@@ -16,9 +16,11 @@
 #include "json_util.h"
 #include "settings.h"
 #include "uri.h"
+#include "xalloc.h"
 
 /* A new copy of at most n bytes of v, or NULL for NULL; a copy that
- * cannot be made is NULL and marks r out of memory. */
+ * cannot be made is NULL and marks r out of memory (the path, query and
+ * credentials are sized by the request: checked, a 503). */
 static char *
 copy(struct req *r, const char *v, size_t n)
 {
@@ -136,7 +138,7 @@ req_query(const struct req *r, const char *name, char *buf, size_t size)
 void
 http_header(struct req *r, const char *name, const char *fmt, ...)
 {
-	char	 value[512], *line;
+	char	 value[512];
 	va_list	 ap;
 
 	if (r->nheaders == HTTP_MAX_HEADERS)
@@ -146,8 +148,7 @@ http_header(struct req *r, const char *name, const char *fmt, ...)
 	va_end(ap);
 	/* Values are ours, but a CR or LF must never split a header. */
 	value[strcspn(value, "\r\n")] = '\0';
-	if (asprintf(&line, "%s: %s\r\n", name, value) != -1)
-		r->headers[r->nheaders++] = line;
+	r->headers[r->nheaders++] = xasprintf("%s: %s\r\n", name, value);
 }
 
 void
@@ -256,16 +257,14 @@ http_error_body(const struct error *e)
 {
 	json_object *body, *err;
 
-	err = json_object_new_object();
-	json_object_object_add(err, "code",
-	    json_object_new_string(error_name(e->code)));
-	json_object_object_add(err, "message",
-	    json_object_new_string(e->message[0] ? e->message :
+	err = ju_obj();
+	ju_add(err, "code", ju_string(error_name(e->code)));
+	ju_add(err, "message", ju_string(e->message[0] ? e->message :
 	    error_name(e->code)));
-	json_object_object_add(err, "details", e->details != NULL ?
-	    json_object_get(e->details) : json_object_new_object());
-	body = json_object_new_object();
-	json_object_object_add(body, "error", err);
+	ju_add(err, "details", e->details != NULL ?
+	    json_object_get(e->details) : ju_obj());
+	body = ju_obj();
+	ju_add(body, "error", err);
 	return body;
 }
 
