@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "json_util.h"
 #include "utf8.h"
 #include "xalloc.h"
 
@@ -48,11 +49,7 @@ error_name(enum err_code code)
 static void
 detail_str(struct error *e, const char *key, const char *s)
 {
-	json_object *v;
-
-	if ((v = json_object_new_string(s)) == NULL)
-		xoom("error details");
-	error_detail(e, key, v);
+	error_detail(e, key, ju_string(s));
 }
 
 int
@@ -89,11 +86,9 @@ error_set(struct error *e, enum err_code code, const char *field,
 void
 error_detail(struct error *e, const char *key, json_object *value)
 {
-	if (e->details == NULL &&
-	    (e->details = json_object_new_object()) == NULL)
-		xoom("error details");
-	if (json_object_object_add(e->details, key, value) != 0)
-		xoom("error details");
+	if (e->details == NULL)
+		e->details = ju_obj();
+	ju_add(e->details, key, value);
 }
 
 void
