@@ -5,6 +5,7 @@
 
 #include "admission.h"
 #include "clock.h"
+#include "json_util.h"
 #include "log.h"
 #include "settings.h"
 #include "store.h"
@@ -82,8 +83,7 @@ refuse(const struct admit *a, struct error *e)
 	    a->quota_retry_ms : a->rate_retry_ms;
 	if (e->retry_after_ms < 1)
 		e->retry_after_ms = 1;
-	error_detail(e, "retry_after_ms",
-	    json_object_new_int64(e->retry_after_ms));
+	error_detail(e, "retry_after_ms", ju_int(e->retry_after_ms));
 	return -1;
 }
 
