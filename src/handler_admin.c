@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "handlers.h"
+#include "json_util.h"
 #include "ops.h"
 
 #define INT_DIGITS_MAX	15	/* larger versions do not exist */
@@ -33,10 +34,10 @@ body_input(struct req *r, struct error *e)
 		if (strcmp(r->method, body_methods[i]) == 0)
 			break;
 	if (i == NBODY_METHODS)
-		return json_object_new_object();
+		return ju_obj();
 	if (req_read_body(r, e) == -1)
 		return NULL;
-	return r->body_len == 0 ? json_object_new_object() :
+	return r->body_len == 0 ? ju_obj() :
 	    req_json_object(r, e);
 }
 
@@ -47,13 +48,13 @@ seg_value(const struct route_seg *f, const char *seg, struct error *e)
 	size_t n = strlen(seg);
 
 	if (f->kind == SEG_TEXT)
-		return json_object_new_string(seg);
+		return ju_string(seg);
 	if (n == 0 || n > INT_DIGITS_MAX || strspn(seg, "0123456789") != n ||
 	    strtoll(seg, NULL, 10) < 1) {
 		error_set(e, ERR_NOT_FOUND, NULL, "no %s '%s'", f->field, seg);
 		return NULL;
 	}
-	return json_object_new_int64(strtoll(seg, NULL, 10));
+	return ju_int(strtoll(seg, NULL, 10));
 }
 
 /* The operation's input: the body with the path's fields added.  A body
@@ -78,7 +79,7 @@ input(struct req *r, const struct admin_call *d, struct error *e)
 			    r->params[i]);
 			goto fail;
 		}
-		json_object_object_add(in, d->segs[i].field, v);
+		ju_add(in, d->segs[i].field, v);
 	}
 	return in;
 fail:
