@@ -7,6 +7,7 @@
 
 #include "json_util.h"
 #include "store_internal.h"
+#include "xalloc.h"
 
 static const char *
 compact(json_object *o)
@@ -100,6 +101,7 @@ read_decision(sqlite3_stmt *stmt, struct decision_row *d, struct error *e)
 	store_col_text(stmt, 0, d->id, sizeof(d->id));
 	d->app_id = sqlite3_column_int64(stmt, 1);
 	d->created_at_ms = sqlite3_column_int64(stmt, 2);
+	/* The model is the client's, of any length: checked. */
 	if (col(stmt, 3) != NULL && (d->model = strdup(col(stmt, 3))) == NULL)
 		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	store_col_text(stmt, 4, d->backend, sizeof(d->backend));
@@ -111,8 +113,8 @@ read_decision(sqlite3_stmt *stmt, struct decision_row *d, struct error *e)
 	    (col(stmt, 10) != NULL &&
 	    stored_json(col(stmt, 10), &d->state, "state", e) == -1))
 		return -1;
-	d->answers = json_object_new_object();
-	d->outcomes = json_object_new_object();
+	d->answers = ju_obj();
+	d->outcomes = ju_obj();
 	return 0;
 }
 
@@ -123,7 +125,7 @@ add_answer(sqlite3_stmt *stmt, struct decision_row *d, struct error *e)
 
 	if (stored_json(col(stmt, 1), &a, "answer", e) == -1)
 		return -1;
-	json_object_object_add(d->answers, col(stmt, 0), a);
+	ju_add(d->answers, col(stmt, 0), a);
 	return 0;
 }
 
@@ -134,12 +136,11 @@ add_outcome(sqlite3_stmt *stmt, struct decision_row *d, struct error *e)
 
 	if (stored_json(col(stmt, 1), &v, "outcome", e) == -1)
 		return -1;
-	o = json_object_new_object();
-	json_object_object_add(o, "value", v);
+	o = ju_obj();
+	ju_add(o, "value", v);
 	ju_add_str(o, "source", col(stmt, 2));
-	json_object_object_add(o, "recorded_at_ms",
-	    json_object_new_int64(sqlite3_column_int64(stmt, 3)));
-	json_object_object_add(d->outcomes, col(stmt, 0), o);
+	ju_add(o, "recorded_at_ms", ju_int(sqlite3_column_int64(stmt, 3)));
+	ju_add(d->outcomes, col(stmt, 0), o);
 	return 0;
 }
 
@@ -195,12 +196,10 @@ store_decision_get(struct store *st, const char *id, int64_t app_id,
 static int
 conflict(const char *question, const char *recorded, struct error *e)
 {
-	char		*field = NULL;
+	char		*field = xasprintf("answers.%s", question);
 	json_object	*v = ju_parse(recorded);
 
-	if (asprintf(&field, "answers.%s", question) == -1)
-		field = NULL;
-	error_set(e, ERR_CONFLICT, field != NULL ? field : "answers",
+	error_set(e, ERR_CONFLICT, field,
 	    "an outcome with a different value is already recorded");
 	error_detail(e, "recorded", v);
 	free(field);
