@@ -83,10 +83,7 @@ main(void)
 	}
 	/* A database that cannot be opened yet is answered with 503s, and
 	 * tried again between requests: not a reason to exit. */
-	if ((store = store_open_lazy(&settings)) == NULL) {
-		log_warn("out of memory");
-		return 1;
-	}
+	store = store_open_lazy(&settings);
 	/* The host's shared memory (in-flight limits, probes, key
 	 * budgets).  Without it those limits are off, which is logged:
 	 * not a reason to refuse requests. */

@@ -19,6 +19,7 @@
 #include "settings.h"
 #include "shm.h"
 #include "store_internal.h"
+#include "xalloc.h"
 
 /* migrations[i] takes a database from user_version i to i + 1: step 1
  * is schema.sql, step N is sql/migrate-N.sql.  A new database runs them
@@ -441,14 +442,13 @@ fail:
 	return -1;
 }
 
-/* An unconnected store: NULL without memory. */
+/* An unconnected store. */
 static struct store *
 store_new(const struct settings *s)
 {
-	struct store *st;
+	struct store *st = xmalloc(sizeof(*st));
 
-	if ((st = calloc(1, sizeof(*st))) == NULL)
-		return NULL;
+	memset(st, 0, sizeof(*st));
 	st->settings = s;
 	st->sync_full = s->db_sync == DB_SYNC_FULL;
 	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
@@ -458,12 +458,8 @@ store_new(const struct settings *s)
 struct store *
 store_open(const struct settings *s, struct error *e)
 {
-	struct store	*st;
+	struct store	*st = store_new(s);
 
-	if ((st = store_new(s)) == NULL) {
-		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
-		return NULL;
-	}
 	if (connect_db(st, e) == -1) {
 		store_close(st);
 		return NULL;
@@ -474,10 +470,9 @@ store_open(const struct settings *s, struct error *e)
 struct store *
 store_open_lazy(const struct settings *s)
 {
-	struct store *st;
+	struct store *st = store_new(s);
 
-	if ((st = store_new(s)) != NULL)
-		store_maintain(st);
+	store_maintain(st);
 	return st;
 }
 

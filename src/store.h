@@ -30,7 +30,7 @@ struct store *store_open(const struct settings *s, struct error *e);
 /* The same for a long-running worker: a database that cannot be opened
  * now (a read-only file system, a missing file) is logged, every query
  * fails with a 503 naming the cause, and store_maintain() tries again.
- * NULL only without memory. */
+ * Never NULL. */
 struct store *store_open_lazy(const struct settings *s);
 /* Between requests: (re)opens the connection if it is not open, or if
  * a query found it unable to write or read its files; at most every
