@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "store_internal.h"
+#include "xalloc.h"
 
 #define KEPT_SLOTS	32	/* per kind: direct-mapped on the key */
 
@@ -78,8 +79,8 @@ store_kept_check(struct store *st)
 	int64_t		 n;
 
 	if (st->kept == NULL) {
-		if ((st->kept = calloc(1, sizeof(*st->kept))) == NULL)
-			return;
+		st->kept = xmalloc(sizeof(*st->kept));
+		memset(st->kept, 0, sizeof(*st->kept));
 		st->kept->generation = -1;
 	}
 	st->kept->valid = 0;
@@ -149,9 +150,9 @@ store_kept_put(struct store *st, enum kept_kind k, const char *key,
 	size_t		 i = slot(key);
 	void		*copy;
 
-	if (m == NULL || !m->valid || strlen(key) >= KEPT_KEY_MAX ||
-	    (copy = malloc(kinds[k].size)) == NULL)
+	if (m == NULL || !m->valid || strlen(key) >= KEPT_KEY_MAX)
 		return;
+	copy = xmalloc(kinds[k].size);
 	if (m->slots[k][i].row != NULL && kinds[k].release)
 		kinds[k].release(m->slots[k][i].row);
 	free(m->slots[k][i].row);
