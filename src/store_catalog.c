@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "json_util.h"
 #include "store_internal.h"
+#include "xalloc.h"
 
 /* JSON as kept in a TEXT column: compact, '/' left alone. */
 #define STORED_JSON (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -245,8 +246,7 @@ store_backend_each(struct store *st, int enabled_only,
 
 	if (stmt == NULL)
 		return -1;
-	if ((b = malloc(sizeof(*b))) == NULL)	/* 5 KiB: not on the stack */
-		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	b = xmalloc(sizeof(*b));	/* 5 KiB: not on the stack */
 	sqlite3_bind_int(stmt, 1, enabled_only != 0);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		read_backend(stmt, b);
@@ -473,6 +473,7 @@ read_template(sqlite3_stmt *stmt, struct template_version *v,
 	v->version = sqlite3_column_int64(stmt, 2);
 	v->escape_html = sqlite3_column_int(stmt, 5);
 	v->created_at = sqlite3_column_int64(stmt, 6);
+	/* A template's body, up to max_body_bytes: checked. */
 	if ((v->body = strdup(body ? body : "")) == NULL)
 		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	if (stored_json((const char *)sqlite3_column_text(stmt, 4),
