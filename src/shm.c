@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "shm.h"
+#include "xalloc.h"
 
 #define SHM_MAGIC	0x65677368u	/* "egsh" */
 #define SHM_TRIES	8		/* files replaced under us in a row */
@@ -236,12 +237,9 @@ map_file(struct shm *m, struct error *e)
 struct shm *
 shm_attach(const char *path, int workers, mode_t mode, struct error *e)
 {
-	struct shm	*m;
+	struct shm	*m = xmalloc(sizeof(*m));
 
-	if ((m = calloc(1, sizeof(*m))) == NULL) {
-		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
-		return NULL;
-	}
+	memset(m, 0, sizeof(*m));
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	m->mode = mode;
 	m->want = SHM_SLOTS(workers > 0 ? workers : 1);
