@@ -23,6 +23,7 @@
 
 #include "backend_http.h"
 #include "log.h"
+#include "xalloc.h"
 
 static CURL	*curl;		/* owned: the process's one handle */
 
@@ -294,14 +295,11 @@ backend_http_headers(const struct backend *b)
 	}
 	if (key != NULL && !failed) {
 		len = sizeof(bearer) + strlen(key);
-		if ((line = malloc(len)) == NULL)
-			failed = 1;
-		else {
-			snprintf(line, len, "%s%s", bearer, key);
-			list = append(list, line, &failed);
-			sodium_memzero(line, len);
-			free(line);
-		}
+		line = xmalloc(len);
+		snprintf(line, len, "%s%s", bearer, key);
+		list = append(list, line, &failed);
+		sodium_memzero(line, len);
+		free(line);
 	}
 	if (failed) {
 		backend_http_headers_free(list);
