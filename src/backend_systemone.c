@@ -23,6 +23,7 @@
 #include "buf.h"
 #include "json_util.h"
 #include "question.h"
+#include "xalloc.h"
 
 #define PARSE_DEPTH	32		/* JSON nesting accepted */
 
@@ -350,12 +351,12 @@ request_body(const struct backend *b, json_object *state,
 	const char	*text;
 	char		*copy = NULL;
 
-	if ((o = json_object_new_object()) == NULL)
-		return NULL;
-	json_object_object_add(o, "state", json_object_get(state));
-	json_object_object_add(o, "model", json_object_new_string(
-	    b->model[0] != '\0' ? b->model : SYSTEMONE_DEFAULT_MODEL));
-	json_object_object_add(o, "questions", json_object_get(questions));
+	o = ju_obj();
+	ju_add(o, "state", json_object_get(state));
+	ju_add(o, "model", ju_string(b->model[0] != '\0' ? b->model :
+	    SYSTEMONE_DEFAULT_MODEL));
+	ju_add(o, "questions", json_object_get(questions));
+	/* The text is sized by the state: checked. */
 	text = json_object_to_json_string_ext(o,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (text != NULL)
@@ -383,14 +384,13 @@ systemone_begin(struct backend_call *c, struct error *e)
 {
 	struct call	*k;
 
-	if ((c->priv = k = calloc(1, sizeof(*k))) != NULL) {
-		buf_init(&k->resp, BACKEND_HTTP_MAX_ANSWER);
-		if ((k->body = request_body(c->b, c->state,
-		    c->questions)) != NULL &&
-		    (k->headers = backend_http_headers(c->b)) != NULL &&
-		    backend_http_init() == 0)
-			return 0;
-	}
+	c->priv = k = xmalloc(sizeof(*k));
+	memset(k, 0, sizeof(*k));
+	buf_init(&k->resp, BACKEND_HTTP_MAX_ANSWER);
+	if ((k->body = request_body(c->b, c->state, c->questions)) != NULL &&
+	    (k->headers = backend_http_headers(c->b)) != NULL &&
+	    backend_http_init() == 0)
+		return 0;
 	systemone_end(c);
 	error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	e->retry_after_ms = 1000;
