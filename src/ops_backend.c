@@ -279,14 +279,14 @@ op_backend_update(struct op_ctx *c, json_object *in, json_object **out,
 static void
 backend_add_json(const struct backend *b, void *arg)
 {
-	json_object_array_add(arg, backend_json(b));
+	ju_push(arg, backend_json(b));
 }
 
 int
 op_backend_list(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
-	json_object *list = json_object_new_array();
+	json_object *list = ju_arr();
 
 	return ops_listed(store_backend_each(c->st, 0, backend_add_json, list, e),
 	    "backends", list, out);
