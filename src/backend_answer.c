@@ -18,6 +18,7 @@ backend_answer_alloc(struct backend_answer *a, json_object *questions)
 	n = (size_t)json_object_object_length(questions);
 	if (n == 0)
 		return 0;
+	/* Sized by the questions and their options: checked. */
 	if ((a->dist = calloc(n, sizeof(*a->dist))) == NULL)
 		return -1;
 	a->nquestions = n;

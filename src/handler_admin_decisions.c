@@ -28,7 +28,8 @@
 #define CURSOR_MAX	128	/* bytes of a decoded cursor */
 
 /* One page of ids, read before any decision is (the page's statement is
- * done with by then). */
+ * done with by then).  About 48 KiB, so allocated, and checked (a 503)
+ * as README.md's "Hacking" has a page of decisions be. */
 struct page {
 	size_t	n;
 	struct {

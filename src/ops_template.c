@@ -33,6 +33,7 @@ op_template_publish(struct op_ctx *c, json_object *in, json_object **out,
 	if (template_check(body, variables, e) == -1)
 		return -1;
 	snprintf(v.slug, sizeof(v.slug), "%s", slug);
+	/* The body, up to max_body_bytes: checked. */
 	if ((v.body = strdup(body)) == NULL)
 		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	v.variables = json_object_get(variables);

@@ -93,6 +93,8 @@ refuse(struct error *e, const char *reason, const char *pathfmt, ...)
 	va_start(ap, pathfmt);
 	len = vsnprintf(NULL, 0, pathfmt, ap);
 	va_end(ap);
+	/* The path holds the client's keys, of any length: checked, and
+	 * without memory the field is "questions". */
 	if (len < 0 || (path = malloc((size_t)len + 1)) == NULL)
 		return error_set(e, ERR_VALIDATION, "questions", "%s", reason);
 	va_start(ap, pathfmt);

@@ -217,6 +217,7 @@ set_name(struct parser *p, struct tok *k, const char *s, size_t n)
 			    (int)(n > 64 ? 64 : n), s);
 	if (n == 0)
 		return syntax(p, k->off, "empty tag name");
+	/* Sized by the tag in the body: checked. */
 	if ((k->name = malloc(2 * n + 2)) == NULL)
 		return PARSE_NOMEM;
 	memcpy(k->name, s, n);
