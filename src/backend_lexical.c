@@ -169,9 +169,10 @@ find(struct wordset *ws, const char *w, size_t len)
 	}
 }
 
-/* Fills ws with the distinct non-stop words of text.  Without memory or
- * words, ws stays empty and every overlap is 0 (a uniform answer). */
-static void
+/* Fills ws with the distinct non-stop words of text.  Without words, ws
+ * stays empty and every overlap is 0 (a uniform answer).  0, or -1 out
+ * of memory (the table is sized by the state's words: README, Hacking). */
+static int
 wordset_build(struct wordset *ws, const char *text)
 {
 	const char	*w;
@@ -184,11 +185,11 @@ wordset_build(struct wordset *ws, const char *text)
 		if (!is_stopword(w, len))
 			count++;
 	if (count == 0)
-		return;
+		return 0;
 	while (cap < 2 * count && cap < SIZE_MAX / 4 / sizeof(*sl))
 		cap *= 2;
 	if ((ws->slots = calloc(cap, sizeof(*ws->slots))) == NULL)
-		return;
+		return -1;
 	ws->mask = cap - 1;
 	for (w = text; (w = next_word(w, &len)) != NULL; w += len) {
 		if (is_stopword(w, len))
@@ -199,6 +200,7 @@ wordset_build(struct wordset *ws, const char *text)
 			sl->len = len;
 		}
 	}
+	return 0;
 }
 
 /* Distinct state words among the words of text not yet matched under
@@ -291,7 +293,7 @@ noul_score(struct wordset *ws, json_object *c, json_object *q,
 	s[1] = 1 + (double)of;
 }
 
-void
+int
 lexical_distribution(const char *state_text, json_object *question,
     double *p, size_t n)
 {
@@ -300,22 +302,25 @@ lexical_distribution(const char *state_text, json_object *question,
 	enum qtype	 t;
 	double		 sum = 0;
 	size_t		 i;
+	int		 rc = 0;
 
 	if (n == 0)
-		return;
+		return 0;
 	for (i = 0; i < n; i++)
 		p[i] = 1;
 	t = question_type(question);
 	if (t != Q__MAX && n == question_arity(question)) {
 		json_object_object_get_ex(question, "criteria", &c);
-		wordset_build(&ws, state_text != NULL ? state_text : "");
-		scorers[t].score(&ws, c, question, p, n);
+		if ((rc = wordset_build(&ws, state_text != NULL ? state_text :
+		    "")) == 0)
+			scorers[t].score(&ws, c, question, p, n);
 		free(ws.slots);
 	}
 	for (i = 0; i < n; i++)
 		sum += p[i];
 	for (i = 0; i < n; i++)
 		p[i] /= sum;
+	return rc;
 }
 
 int
@@ -416,7 +421,13 @@ lexical_answer(const struct backend *b, json_object *state,
 	}
 	json_object_object_foreach(questions, name, q) {
 		(void)name;
-		lexical_distribution(text, q, out->dist[i], question_arity(q));
+		if (lexical_distribution(text, q, out->dist[i],
+		    question_arity(q)) == -1) {
+			backend_answer_free(out);
+			error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+			e->retry_after_ms = 1000;
+			return -1;
+		}
 		i++;
 	}
 	lexical_usage(text, questions, &in, &outn);

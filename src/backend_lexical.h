@@ -21,8 +21,9 @@ extern const struct backend_kind backend_kind_lexical;
  * normalised distribution, every value > 0, for one validated question
  * given the state text (a string state as is, an object or array state as
  * its compact JSON text; NULL is taken as empty).  If n does not match the
- * question, p is uniform. */
-void	 lexical_distribution(const char *state_text, json_object *question,
+ * question, p is uniform.  0, or -1 when the memory for the state's
+ * words could not be had (p is then uniform). */
+int	 lexical_distribution(const char *state_text, json_object *question,
 	    double *p, size_t n);
 
 /* Number of words of text (the same words as lexical_distribution, stop
