@@ -184,8 +184,10 @@ test_parse(void)
 	/* A 0.5 + " a" 0.1 + "A " 0.1 = 0.7, B 0.2, c absent; others
 	 * ignored. */
 	snprintf(entries, sizeof(entries),
-	    "{\"token\":\"A\",\"logprob\":%.17g},{\"token\":\" a\",\"logprob\":%.17g},{\"token\":\"A \\n\","
-	    "\"logprob\":%.17g},{\"token\":\"B\",\"logprob\":%.17g},"
+	    "{\"token\":\"A\",\"logprob\":%.17g},"
+	    "{\"token\":\" a\",\"logprob\":%.17g},"
+	    "{\"token\":\"A \\n\",\"logprob\":%.17g},"
+	    "{\"token\":\"B\",\"logprob\":%.17g},"
 	    "{\"token\":\"AB\",\"logprob\":-3},{\"token\":\"Z\","
 	    "\"logprob\":-3},{\"logprob\":-1},{\"token\":\"C\"},"
 	    "{\"token\":7,\"logprob\":-1},5", log(0.5), log(0.1), log(0.1),
