@@ -6,7 +6,9 @@
 -- this file already has what they add; the catalog generation's
 -- triggers are in sql/migrate-3.sql only, and the columns that
 -- sql/migrate-4.sql adds, which SQLite cannot add only if missing, are
--- not here: api_keys.secret_check, backends.max_in_flight).
+-- not here: api_keys.secret_check, backends.max_in_flight; nor those of
+-- sql/migrate-5.sql: backends.max_options, concurrency, extra,
+-- decision_answers.label_mass).
 -- Times are integers: seconds since the epoch (UTC) unless named *_ms.
 -- The cache file (admission rows, key memo, cool-downs) is created by
 -- sql/cache.sql, not here: it may be deleted at any time.

@@ -15,7 +15,11 @@
  * half of SERVICE_WORKERS), so that it can never hold every worker;
  * beyond, a 503 at once.  When no replica answered: 503
  * backend_unavailable, with the largest retry hint an upstream gave,
- * else 1 s. */
+ * else 1 s.  Before it all, a backend with auth_env whose variable holds
+ * no usable key is a 503 too (design.md section 16, item 11).
+ *
+ * The kinds' own options (struct backend_option) are read, shown and
+ * looked up here too, from each kind's table. */
 #include "config.h"
 
 #include <stdio.h>
@@ -25,8 +29,10 @@
 #include "backend.h"
 #include "backend_http.h"
 #include "backend_lexical.h"
+#include "backend_openai.h"
 #include "backend_systemone.h"
 #include "clock.h"
+#include "json_util.h"
 #include "log.h"
 #include "settings.h"
 #include "shm.h"
@@ -37,6 +43,7 @@
 static const struct backend_kind *const kinds[] = {
 	&backend_kind_lexical,
 	&backend_kind_systemone,
+	&backend_kind_openai,
 };
 #define NKINDS	(sizeof(kinds) / sizeof(kinds[0]))
 
@@ -95,6 +102,129 @@ backend_check_schema(const struct backend *b, json_object *questions,
 	if (k == NULL || k->check_schema == NULL)
 		return 0;
 	return k->check_schema(b, questions, e);
+}
+
+/* ---------------------------------------------------- kinds' options */
+
+/* The option named name among k's; NULL: none such. */
+static const struct backend_option *
+option_of(const struct backend_kind *k, const char *name)
+{
+	const struct backend_option	*o;
+
+	for (o = k != NULL ? k->options : NULL; o != NULL && o->name != NULL;
+	    o++)
+		if (strcmp(o->name, name) == 0)
+			return o;
+	return NULL;
+}
+
+/* in's member for option o (v, NULL for JSON null) into b. */
+static int
+read_option(const struct backend_option *o, json_object *in,
+    json_object *v, struct backend *b, struct error *e)
+{
+	char		*at = (char *)b + o->offset;
+	const char	*text;
+	int64_t		 n = 0;
+	int		 is_null = 0;
+
+	switch (o->type) {
+	case BOPT_LONG:
+		if (ju_opt_int(in, o->name, o->min, o->max, &n, &is_null,
+		    e) == -1)
+			return -1;
+		memcpy(at, &n, sizeof(n));	/* null: 0, the default */
+		return 0;
+	case BOPT_JSON:
+		if (v == NULL) {
+			at[0] = '\0';
+			return 0;
+		}
+		if (!json_object_is_type(v, json_type_object))
+			return error_set(e, ERR_VALIDATION, o->name,
+			    "must be a JSON object");
+		text = json_object_to_json_string_ext(v,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		if (text == NULL)
+			return error_set(e, ERR_UNAVAILABLE, NULL,
+			    "out of memory");
+		if (strlen(text) >= BACKEND_EXTRA_SIZE)
+			return error_set(e, ERR_VALIDATION, o->name,
+			    "must be at most %d bytes as compact JSON",
+			    BACKEND_EXTRA_SIZE - 1);
+		memcpy(at, text, strlen(text) + 1);
+		return 0;
+	default:
+		return error_set(e, ERR_INTERNAL, o->name, "unknown option");
+	}
+}
+
+int
+backend_read_options(const struct backend_kind *k, json_object *in,
+    int is_update, struct backend *b, struct error *e)
+{
+	const struct backend_kind	*o;
+	const struct backend_option	*opt;
+	json_object			*v;
+	size_t				 i;
+
+	(void)is_update;	/* null is the default either way */
+	for (i = 0; (o = backend_kind_at(i)) != NULL; i++)
+		for (opt = o->options; opt != NULL && opt->name != NULL;
+		    opt++) {
+			if (!json_object_object_get_ex(in, opt->name, &v))
+				continue;
+			if (option_of(k, opt->name) == NULL)
+				return error_set(e, ERR_VALIDATION, opt->name,
+				    "is an option of %s backends, not of %s "
+				    "ones", o->name, k->name);
+			if (read_option(opt, in, v, b, e) == -1)
+				return -1;
+		}
+	return 0;
+}
+
+void
+backend_options_json(const struct backend *b, json_object *o)
+{
+	const struct backend_kind	*k = backend_kind_find(b->kind), *kk;
+	const struct backend_option	*opt;
+	const char			*at;
+	json_object			*v;
+	int64_t				 n;
+	size_t				 i;
+
+	/* Every kind's options, so that a table of backends has one set
+	 * of columns; null where b has the default or not the option. */
+	for (i = 0; (kk = backend_kind_at(i)) != NULL; i++)
+		for (opt = kk->options; opt != NULL && opt->name != NULL;
+		    opt++) {
+			if (json_object_object_get_ex(o, opt->name, NULL))
+				continue;
+			v = NULL;
+			at = (const char *)b + opt->offset;
+			if (option_of(k, opt->name) == opt &&
+			    opt->type == BOPT_LONG) {
+				memcpy(&n, at, sizeof(n));
+				v = n != 0 ? ju_int(n) : NULL;
+			} else if (option_of(k, opt->name) == opt && *at)
+				v = ju_parse(at);
+			ju_add(o, opt->name, v);
+		}
+}
+
+long
+backend_option_long(const struct backend *b, const char *name)
+{
+	const struct backend_option	*o;
+	int64_t				 n;
+
+	o = option_of(backend_kind_find(b->kind), name);
+	if (o == NULL || o->type != BOPT_LONG)
+		return 0;
+	memcpy(&n, (const char *)b + o->offset, sizeof(n));
+	return n != 0 ? (long)n : o->def;
 }
 
 void
@@ -261,6 +391,27 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 	return rc;
 }
 
+/* The key auth_env names (design.md section 16, item 11): without
+ * auth_env, no key is sent; with it, a variable that is unset, empty
+ * or holds a line break refuses the call, and the log names the
+ * variable, never its value. */
+static int
+key_ready(const struct backend *b, struct error *e)
+{
+	const char	*key;
+
+	if (b->auth_env[0] == '\0')
+		return 0;
+	key = getenv(b->auth_env);
+	if (key != NULL && key[0] != '\0' && key[strcspn(key, "\r\n")] == '\0')
+		return 0;
+	log_warn("backend '%s': variable %s (auth_env) is %s; calls are "
+	    "refused", b->name, b->auth_env, key == NULL ? "not set" :
+	    key[0] == '\0' ? "empty" : "holding a line break");
+	return unavailable(e, 30000, b->name, "its key is not available "
+	    "(the gateway's log names the variable)");
+}
+
 /* A remote call: within b's in-flight limit on the host (a worker busy
  * with it; design.md section 16, item 2), so that a backend that hangs
  * cannot hold every worker, then the replica loop. */
@@ -278,6 +429,8 @@ remote(const struct backend_kind *k, struct store *st,
 		kc.nurls = BACKEND_MAX_URLS;
 	if (kc.nurls == 0)
 		return unavailable(e, 1000, b->name, "no replica configured");
+	if (key_ready(b, e) == -1)
+		return -1;
 	if ((s = or_defaults(s, e)) == NULL)
 		return -1;
 	memset(&c, 0, sizeof(c));

@@ -2,7 +2,8 @@
  *
  * One call per evaluation.  Each kind of backend is one file defining one
  * const struct backend_kind (after lighttpd's mod_*.c plugins): lexical in
- * backend_lexical.c, systemone in backend_systemone.c.  backend.c keeps
+ * backend_lexical.c, systemone in backend_systemone.c, openai in
+ * backend_openai.c.  backend.c keeps
  * the one list of kinds and, for the remote ones, the replica loop
  * (rotation, failover, cool-downs) in which a kind only turns questions
  * into distributions for one replica at a time.  A kind fills one
@@ -32,6 +33,9 @@ struct backend_answer {
 	double	**dist;		/* owned: dist[i] for the i-th question of
 				 * the questions object, question_arity()
 				 * entries each */
+	double	*label_mass;	/* owned: label_mass[i] for the i-th
+				 * question, the mass the openai kind
+				 * found on its labels; NULL: none */
 	int	 has_usage;
 	int64_t	 input_tokens;
 	int64_t	 output_tokens;
@@ -55,10 +59,13 @@ struct backend_attempt {
 	long	 hint_ms;	/* the upstream's retry hint; -1: none */
 };
 
-/* An option of its own that a kind accepts when a backend is added (the
- * request's member and the console's --NAME, '_' written '-'), kept with
- * the backend.  None yet: the coming openai kind lists max_options,
- * concurrency and extra. */
+/* An option of its own that a kind accepts when a backend is added or
+ * updated (the request's member; the console's --NAME, '_' written '-',
+ * or --extra-json FILE for extra), kept with the backend in the member
+ * of struct backend at offset: an int64_t for BOPT_LONG (0: the
+ * default), a char[BACKEND_EXTRA_SIZE] holding compact JSON text for
+ * BOPT_JSON ("": none).  The openai kind lists max_options, concurrency
+ * and extra. */
 enum backend_option_type {
 	BOPT_LONG,		/* an integer from min to max */
 	BOPT_JSON,		/* a JSON object (the console reads a file) */
@@ -69,6 +76,7 @@ struct backend_option {
 	const char			*name;	/* NULL ends a table */
 	enum backend_option_type	 type;
 	long				 min, max, def;	/* BOPT_LONG */
+	size_t				 offset;	/* in struct backend */
 	const char			*meaning;	/* one line */
 };
 
@@ -128,6 +136,20 @@ int	backend_check_replicas(const struct backend_kind *k, size_t nurls,
  * -1 with e set. */
 int	backend_check_add(const struct backend_kind *k, json_object *in,
 	    const struct backend *b, struct error *e);
+
+/* ops, when a backend of kind k is added (is_update 0) or updated (1):
+ * reads into b the options of k present in in (borrowed), a null one
+ * resetting it to the default on update; refuses an option of another
+ * kind.  Then backend_check_add() checks them.  0, or -1 with e set (a
+ * validation error naming the option). */
+int	backend_read_options(const struct backend_kind *k, json_object *in,
+	    int is_update, struct backend *b, struct error *e);
+/* Adds to o the options of b's kind, each as its value or null for the
+ * default. */
+void	backend_options_json(const struct backend *b, json_object *o);
+/* The value of the BOPT_LONG option name of b: its own, or the kind's
+ * default. */
+long	backend_option_long(const struct backend *b, const char *name);
 
 /* ops, at schema publish: the check_schema() of b's kind.  0, or -1
  * with e set. */

@@ -43,5 +43,6 @@ backend_answer_free(struct backend_answer *a)
 		for (i = 0; i < a->nquestions; i++)
 			free(a->dist[i]);
 	free(a->dist);
+	free(a->label_mass);
 	memset(a, 0, sizeof(*a));
 }

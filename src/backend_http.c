@@ -4,9 +4,12 @@
  * One blocking libcurl easy handle per process, created at first use (so
  * after fork) and kept across requests so that connections are reused;
  * it is reset after every POST, which keeps the live connections but no
- * pointer to the caller's memory.  The answer's body goes into the
- * caller's capped buffer.  What a transport failure or an HTTP status
- * means for the replica is read from the two tables below. */
+ * pointer to the caller's memory.  Several POSTs at once go through one
+ * multi handle per process and a pool of easy handles, kept and reset
+ * the same way (the multi handle keeps their connections).  The answer's
+ * body goes into the caller's capped buffer.  What a transport failure
+ * or an HTTP status means for the replica is read from the two tables
+ * below. */
 #include "config.h"
 
 #include <ctype.h>
@@ -22,10 +25,13 @@
 #include <sodium.h>
 
 #include "backend_http.h"
+#include "clock.h"
 #include "log.h"
 #include "xalloc.h"
 
 static CURL	*curl;		/* owned: the process's one handle */
+static CURLM	*multi;		/* owned: the one for several at once */
+static CURL	*pool[BACKEND_HTTP_MAX_PARALLEL];	/* owned: multi's */
 
 /* Where the body goes, and why it stopped when it did. */
 struct sink {
@@ -137,6 +143,28 @@ static const struct {
 #define NSTATUSES	(sizeof(statuses) / sizeof(statuses[0]))
 
 
+/* What status means: 0 for an answer, or -1 with at filled (with the
+ * upstream's hint h where the status takes one). */
+static int
+status_failure(long status, const struct hints *h,
+    struct backend_attempt *at)
+{
+	size_t	 i;
+
+	for (i = 0; i < NSTATUSES - 1; i++)
+		if (status >= statuses[i].lo && status <= statuses[i].hi)
+			break;
+	if (statuses[i].answer)
+		return 0;
+	at->cool = statuses[i].cool;
+	if (statuses[i].hint)
+		at->hint_ms = h->retry_after_ms >= 0 ? h->retry_after_ms :
+		    h->retry_after;
+	snprintf(at->reason, sizeof(at->reason), "HTTP %ld, %s", status,
+	    statuses[i].what);
+	return -1;
+}
+
 static void
 transport_failure(CURLcode code, enum buf_rc rc, struct backend_attempt *at)
 {
@@ -168,40 +196,41 @@ backend_http_init(void)
 	return 0;
 }
 
-/* The options of one POST, on the process's handle. */
+/* The options of one POST, on the easy handle h. */
 static void
-prepare(const char *url, const char *body, struct curl_slist *headers,
-    long timeout_ms, struct sink *sink, struct hints *h)
+prepare(CURL *h, const char *url, const char *body,
+    struct curl_slist *headers, long timeout_ms, struct sink *sink,
+    struct hints *hints)
 {
 #if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #else
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS,
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS,
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-	curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS,
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS,
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 	    timeout_ms < BACKEND_HTTP_MAX_CONNECT_MS ? timeout_ms :
 	    (long)BACKEND_HTTP_MAX_CONNECT_MS);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(curl, CURLOPT_MAXCONNECTS,
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_MAXCONNECTS,
 	    (long)(2 * BACKEND_MAX_URLS));
-	curl_easy_setopt(curl, CURLOPT_USERAGENT, "evalgate");
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "evalgate");
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)strlen(body));
-	curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE,
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE,
 	    (curl_off_t)BACKEND_HTTP_MAX_ANSWER);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, sink);
-	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(curl, CURLOPT_HEADERDATA, h);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, hints);
 }
 
 int
@@ -213,7 +242,6 @@ backend_http_post(const char *url, const char *body,
 	struct sink	 sink = { resp, BUF_OK };
 	CURLcode	 code;
 	long		 status = 0;
-	size_t		 i;
 
 	memset(at, 0, sizeof(*at));
 	at->hint_ms = -1;
@@ -222,7 +250,7 @@ backend_http_post(const char *url, const char *body,
 		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, at);
 		return -1;
 	}
-	prepare(url, body, headers, timeout_ms, &sink, &h);
+	prepare(curl, url, body, headers, timeout_ms, &sink, &h);
 	code = curl_easy_perform(curl);
 	if (code == CURLE_OK)
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
@@ -232,19 +260,152 @@ backend_http_post(const char *url, const char *body,
 		transport_failure(code, sink.rc, at);
 		return -1;
 	}
-	for (i = 0; i < NSTATUSES - 1; i++)
-		if (status >= statuses[i].lo && status <= statuses[i].hi)
-			break;
-	if (!statuses[i].answer) {
-		at->cool = statuses[i].cool;
-		if (statuses[i].hint)
-			at->hint_ms = h.retry_after_ms >= 0 ?
-			    h.retry_after_ms : h.retry_after;
-		snprintf(at->reason, sizeof(at->reason), "HTTP %ld, %s",
-		    status, statuses[i].what);
+	return status_failure(status, &h, at);
+}
+
+/* ------------------------------------------------- several at once */
+
+/* A handle of the pool and the POST it performs. */
+struct slot {
+	size_t		 i;		/* of the POST */
+	int		 busy;
+	struct sink	 sink;
+	struct hints	 h;
+};
+
+/* Starts POST i on pool handle s, with what is left of the time until
+ * deadline_us.  0, or -1 with at filled. */
+static int
+start(struct slot *slots, size_t s, const struct backend_http_post *p,
+    size_t i, struct curl_slist *headers, int64_t deadline_us,
+    struct backend_attempt *at)
+{
+	int64_t	 left_ms = (deadline_us - clock_mono_us()) / 1000;
+
+	if (left_ms <= 0) {
+		transport_failure(CURLE_OPERATION_TIMEDOUT, BUF_OK, at);
 		return -1;
 	}
+	if (pool[s] == NULL && (pool[s] = curl_easy_init()) == NULL) {
+		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, at);
+		return -1;
+	}
+	buf_reset(p->resp);
+	slots[s].i = i;
+	slots[s].sink.b = p->resp;
+	slots[s].sink.rc = BUF_OK;
+	slots[s].h.retry_after_ms = slots[s].h.retry_after = -1;
+	prepare(pool[s], p->url, p->body, headers, (long)left_ms,
+	    &slots[s].sink, &slots[s].h);
+	curl_easy_setopt(pool[s], CURLOPT_PRIVATE, (void *)&slots[s]);
+	if (curl_multi_add_handle(multi, pool[s]) != CURLM_OK) {
+		curl_easy_reset(pool[s]);
+		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, at);
+		return -1;
+	}
+	slots[s].busy = 1;
 	return 0;
+}
+
+/* Takes pool handle s off the multi handle; it keeps no pointer to the
+ * caller's memory. */
+static void
+stop(struct slot *slots, size_t s)
+{
+	curl_multi_remove_handle(multi, pool[s]);
+	curl_easy_reset(pool[s]);
+	slots[s].busy = 0;
+}
+
+/* How the finished transfer of handle s went: 0 a 2xx answer, or -1
+ * with at filled. */
+static int
+finished(struct slot *slots, size_t s, CURLcode code,
+    struct backend_attempt *at)
+{
+	long	 status = 0;
+
+	if (code == CURLE_OK)
+		curl_easy_getinfo(pool[s], CURLINFO_RESPONSE_CODE, &status);
+	if (code != CURLE_OK) {
+		transport_failure(code, slots[s].sink.rc, at);
+		return -1;
+	}
+	return status_failure(status, &slots[s].h, at);
+}
+
+int
+backend_http_post_many(const struct backend_http_post *posts, size_t n,
+    struct curl_slist *headers, long timeout_ms, size_t parallel,
+    int (*done)(void *arg, size_t i, struct backend_attempt *at),
+    void *arg, struct backend_attempt *at)
+{
+	struct slot	 slots[BACKEND_HTTP_MAX_PARALLEL];
+	struct slot	*sl;
+	CURLMsg		*msg;
+	int64_t		 deadline;
+	size_t		 next = 0, running = 0, s, answered = 0;
+	int		 left, still, failed = 0;
+
+	memset(at, 0, sizeof(*at));
+	at->hint_ms = -1;
+	memset(slots, 0, sizeof(slots));
+	deadline = clock_mono_us() + (int64_t)timeout_ms * 1000;
+	if (parallel < 1)
+		parallel = 1;
+	if (parallel > BACKEND_HTTP_MAX_PARALLEL)
+		parallel = BACKEND_HTTP_MAX_PARALLEL;
+	if (multi == NULL) {
+		if ((multi = curl_multi_init()) == NULL) {
+			transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, at);
+			return -1;
+		}
+		curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS,
+		    (long)(BACKEND_HTTP_MAX_PARALLEL + 2 * BACKEND_MAX_URLS));
+	}
+	while (!failed && answered < n) {
+		for (s = 0; s < parallel && next < n && !failed; s++)
+			if (!slots[s].busy) {
+				if (start(slots, s, &posts[next], next,
+				    headers, deadline, at) == -1)
+					failed = 1;
+				else {
+					next++;
+					running++;
+				}
+			}
+		if (failed || running == 0)
+			break;
+		if (curl_multi_perform(multi, &still) != CURLM_OK) {
+			transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, at);
+			failed = 1;
+			break;
+		}
+		while (!failed && (msg = curl_multi_info_read(multi,
+		    &left)) != NULL) {
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			sl = NULL;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+			    (char **)&sl);
+			if (sl == NULL)
+				continue;
+			s = (size_t)(sl - slots);
+			if (finished(slots, s, msg->data.result, at) == -1 ||
+			    (done != NULL && done(arg, sl->i, at) == -1))
+				failed = 1;
+			else
+				answered++;
+			stop(slots, s);
+			running--;
+		}
+		if (!failed && running > 0 && still > 0)
+			curl_multi_poll(multi, NULL, 0, 100, NULL);
+	}
+	for (s = 0; s < parallel; s++)		/* abandoned */
+		if (slots[s].busy)
+			stop(slots, s);
+	return failed ? -1 : 0;
 }
 
 void
@@ -332,7 +493,17 @@ backend_http_loggable_url(const char *url, char *buf, size_t size)
 void
 backend_http_cleanup(void)
 {
+	size_t	 i;
+
 	if (curl != NULL)
 		curl_easy_cleanup(curl);
 	curl = NULL;
+	for (i = 0; i < BACKEND_HTTP_MAX_PARALLEL; i++) {
+		if (pool[i] != NULL)
+			curl_easy_cleanup(pool[i]);
+		pool[i] = NULL;
+	}
+	if (multi != NULL)
+		curl_multi_cleanup(multi);
+	multi = NULL;
 }

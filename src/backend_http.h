@@ -2,10 +2,12 @@
  *
  * Blocking libcurl on the process's one easy handle, created at first
  * use (so after fork) and kept across requests so that connections are
- * reused.  A POST of a JSON text with a timeout; what a transport failure
- * or an HTTP status means for the replica (one table each); the
- * upstream's retry-after-ms and Retry-After hints; the request headers,
- * with the key read from the variable a backend's auth_env names. */
+ * reused; and several POSTs at once on the process's one multi handle,
+ * kept likewise.  A POST of a JSON text with a timeout, or several; what
+ * a transport failure or an HTTP status means for the replica (one table
+ * each); the upstream's retry-after-ms and Retry-After hints; the request
+ * headers, with the key read from the variable a backend's auth_env
+ * names (backend.c refuses a call whose variable holds no key). */
 #ifndef EVALGATE_BACKEND_HTTP_H
 #define EVALGATE_BACKEND_HTTP_H
 
@@ -17,6 +19,7 @@
 #define BACKEND_HTTP_MAX_ANSWER	(8u << 20)	/* bytes of one answer */
 #define BACKEND_HTTP_MAX_RETRY_MS 60000		/* cap on an upstream hint */
 #define BACKEND_HTTP_MAX_CONNECT_MS 5000
+#define BACKEND_HTTP_MAX_PARALLEL 64		/* POSTs in flight at once */
 
 struct curl_slist;
 
@@ -44,11 +47,33 @@ int	backend_http_post(const char *url, const char *body,
 	    struct curl_slist *headers, long timeout_ms, struct buf *resp,
 	    struct backend_attempt *at);
 
+/* One of the POSTs backend_http_post_many() performs. */
+struct backend_http_post {
+	const char	*url;		/* borrowed */
+	const char	*body;		/* borrowed: a JSON text */
+	struct buf	*resp;		/* borrowed: capped as for
+					 * backend_http_post() */
+};
+
+/* Performs the n POSTs of posts with headers (borrowed), at most
+ * parallel (1..BACKEND_HTTP_MAX_PARALLEL) in flight at once, on the
+ * process's multi handle, all within timeout_ms from the call.  As each
+ * answers 2xx, done(arg, i, at) reads posts[i].resp: 0 to go on, or -1
+ * with at filled.  The first failure, of the transport, the status (as
+ * for backend_http_post()) or done(), ends the call: the POSTs in
+ * flight are abandoned and the rest not sent.  0 when every POST
+ * answered and done() took it; -1 with at saying why. */
+int	backend_http_post_many(const struct backend_http_post *posts,
+	    size_t n, struct curl_slist *headers, long timeout_ms,
+	    size_t parallel, int (*done)(void *arg, size_t i,
+	    struct backend_attempt *at), void *arg,
+	    struct backend_attempt *at);
+
 /* The URL as a log may show it, into buf: without user:password@, one
  * line. */
 void	backend_http_loggable_url(const char *url, char *buf, size_t size);
 
-/* Releases the curl handle.  Idempotent. */
+/* Releases the curl handles.  Idempotent. */
 void	backend_http_cleanup(void);
 
 #endif

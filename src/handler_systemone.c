@@ -326,6 +326,7 @@ record(struct req *r, struct eval *ev, int64_t gateway_ms, struct error *e)
 	d.output_tokens = ev->ba.output_tokens;
 	d.latency_gateway_ms = gateway_ms;
 	d.latency_backend_ms = ev->backend_ms;
+	d.label_mass = ev->ba.label_mass;
 	d.quota_day = ev->charge.day;
 	d.quota_units = ev->charge.units;
 	return store_decision_insert(r->store, &d, ev->questions, ev->answers,

@@ -53,10 +53,12 @@ struct key_row {
 
 /* Backends (design.md section 7). */
 #define BACKEND_MAX_URLS 8
+/* Bytes of an openai backend's extra members, as compact JSON text. */
+#define BACKEND_EXTRA_SIZE 4096
 struct backend {
 	int64_t	id;
 	char	name[MODEL_NAME_SIZE];
-	char	kind[16];		/* "lexical" or "systemone" */
+	char	kind[16];		/* a backend_kind's name */
 	char	model[MODEL_NAME_SIZE];	/* upstream model name; "" none */
 	char	auth_env[MODEL_NAME_SIZE]; /* variable holding the key; ""
 					 * none */
@@ -65,6 +67,11 @@ struct backend {
 	int	enabled;
 	int64_t	timeout_ms;		/* 0: SERVICE_BACKEND_TIMEOUT_MS */
 	int64_t	max_in_flight;		/* 0: half of SERVICE_WORKERS */
+	/* The options of the kinds that have some (struct backend_option):
+	 * 0 or "" is the kind's default, and always so for other kinds. */
+	int64_t	max_options;		/* openai: labels asked for */
+	int64_t	concurrency;		/* openai: calls in flight */
+	char	extra[BACKEND_EXTRA_SIZE]; /* openai: a JSON object's text */
 	size_t	nurls;
 	char	urls[BACKEND_MAX_URLS][512];	/* replicas, in order */
 };
@@ -113,6 +120,8 @@ struct decision {
 	int64_t		 output_tokens;
 	int64_t		 latency_gateway_ms;
 	int64_t		 latency_backend_ms;
+	const double	*label_mass;		/* borrowed: one per question,
+						 * in order; NULL none */
 	const char	*quota_day;		/* borrowed: "YYYY-MM-DD" */
 	int64_t		 quota_units;		/* charged with it */
 };

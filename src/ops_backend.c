@@ -150,6 +150,7 @@ backend_json(const struct backend *b)
 	    ju_int(b->timeout_ms) : NULL);
 	ju_add(o, "max_in_flight", b->max_in_flight ?
 	    ju_int(b->max_in_flight) : NULL);
+	backend_options_json(b, o);
 	urls = ju_arr();
 	for (i = 0; i < b->nurls; i++)
 		ju_push(urls, ju_string(b->urls[i]));
@@ -195,9 +196,9 @@ op_backend_add(struct op_ctx *c, json_object *in, json_object **out,
 	snprintf(b.name, sizeof(b.name), "%s", name);
 	snprintf(b.kind, sizeof(b.kind), "%s", kind);
 	b.enabled = 1;
-	/* A kind's own options (k->options) are read from in here, once
-	 * the backends table keeps them; the kind checks the rest. */
-	if (backend_check_add(k, in, &b, e) == -1)
+	/* A kind's own options (k->options); the kind checks the rest. */
+	if (backend_read_options(k, in, 0, &b, e) == -1 ||
+	    backend_check_add(k, in, &b, e) == -1)
 		return -1;
 	if (store_backend_insert(c->st, &b, e) == -1)
 		return -1;
@@ -238,17 +239,47 @@ op_backend_disable(struct op_ctx *c, json_object *in, json_object **out,
 	return backend_set_enabled(c, in, 0, out, e);
 }
 
-/* {name, enabled?, max_in_flight?} (at least one; max_in_flight null:
- * the default): PATCH /admin/v1/backends/NAME and `backend update`. */
+/* A kind's options in an update: read into b (the backend as stored),
+ * checked by the kind, and written.  Nothing to do without any. */
+static int
+update_options(struct op_ctx *c, json_object *in, const char *name,
+    struct error *e)
+{
+	const struct backend_kind	*k;
+	struct backend			*b;
+	int				 rc;
+
+	if ((b = calloc(1, sizeof(*b))) == NULL)	/* 9 KiB */
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	if ((rc = store_backend_by_name(c->st, name, b, e)) == 1) {
+		k = backend_kind_find(b->kind);
+		rc = k == NULL ? error_set(e, ERR_INTERNAL, NULL, "backend "
+		    "'%s' has an unknown kind", name) :
+		    backend_read_options(k, in, 1, b, e) == -1 ||
+		    backend_check_add(k, in, b, e) == -1 ||
+		    store_backend_set_options(c->st, b, e) == -1 ? -1 : 1;
+	}
+	free(b);
+	return rc == 0 ? ops_not_found(e, "backend", name) : rc;
+}
+
+/* {name, enabled?, max_in_flight?, and the kind's options?} (at least
+ * one; max_in_flight or an option null: the default): PATCH
+ * /admin/v1/backends/NAME and `backend update`. */
 int
 op_backend_update(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
+	/* The kinds' options (backend_read_options() refuses those of
+	 * another kind than the backend's). */
+	static const char *const options[] = { "max_options", "concurrency",
+	    "extra" };
 	struct backend	 b;
 	json_object	*enabled = NULL;
 	const char	*name;
 	int64_t		 max = 0;
-	int		 max_null = 0, rc;
+	size_t		 i;
+	int		 max_null = 0, rc, opts = 0;
 
 	if (ju_req_str(in, "name", NAME_MAX_LEN, &name, e) == -1)
 		return -1;
@@ -256,12 +287,17 @@ op_backend_update(struct op_ctx *c, json_object *in, json_object **out,
 	    !json_object_is_type(enabled, json_type_boolean))
 		return error_set(e, ERR_VALIDATION, "enabled",
 		    "must be true or false");
-	if (enabled == NULL && !json_object_object_get_ex(in, "max_in_flight",
-	    NULL))
+	for (i = 0; i < sizeof(options) / sizeof(options[0]); i++)
+		opts |= json_object_object_get_ex(in, options[i], NULL);
+	if (enabled == NULL && !opts &&
+	    !json_object_object_get_ex(in, "max_in_flight", NULL))
 		return error_set(e, ERR_VALIDATION, "enabled",
-		    "is required: true or false (or give max_in_flight)");
+		    "is required: true or false (or give max_in_flight, "
+		    "max_options, concurrency or extra)");
 	if (ju_opt_int(in, "max_in_flight", 1, MAX_IN_FLIGHT_MAX, &max,
 	    &max_null, e) == -1)
+		return -1;
+	if (opts && update_options(c, in, name, e) == -1)
 		return -1;
 	if (json_object_object_get_ex(in, "max_in_flight", NULL) &&
 	    (rc = store_backend_set_max_in_flight(c->st, name,

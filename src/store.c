@@ -30,6 +30,7 @@ static const char *const migrations[] = {
 	migrate_2_sql,		/* the index calibration reads by */
 	migrate_3_sql,		/* the catalog generation and its triggers */
 	migrate_4_sql,		/* keys' keyed hash, backends' in-flight cap */
+	migrate_5_sql,		/* openai options, answers' label mass */
 };
 #define SCHEMA_VERSION (int)(sizeof(migrations) / sizeof(migrations[0]))
 

@@ -105,6 +105,9 @@ read_backend(sqlite3_stmt *stmt, void *out)
 	b->enabled = sqlite3_column_int(stmt, 7);
 	b->timeout_ms = sqlite3_column_int64(stmt, 8);
 	b->max_in_flight = sqlite3_column_int64(stmt, 9);
+	b->max_options = sqlite3_column_int64(stmt, 10);
+	b->concurrency = sqlite3_column_int64(stmt, 11);
+	store_col_text(stmt, 12, b->extra, sizeof(b->extra));
 }
 
 /* Fills b->urls from backend_replicas, in position order. */
@@ -147,6 +150,9 @@ store_backend_insert(struct store *st, struct backend *b, struct error *e)
 	store_bind_optional(stmt, 8, b->timeout_ms);
 	sqlite3_bind_int64(stmt, 9, clock_now_ms() / 1000);
 	store_bind_optional(stmt, 10, b->max_in_flight);
+	store_bind_optional(stmt, 11, b->max_options);
+	store_bind_optional(stmt, 12, b->concurrency);
+	bind_text_or_null(stmt, 13, b->extra);
 	rc = sqlite3_step(stmt);
 	sqlite3_reset(stmt);
 	if ((rc & 0xff) == SQLITE_CONSTRAINT)
@@ -191,6 +197,21 @@ store_backend_set_max_in_flight(struct store *st, const char *name,
 	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
 	store_bind_optional(stmt, 2, max_in_flight);
 	return exec_changes(st, stmt, e, "backend in-flight limit");
+}
+
+int
+store_backend_set_options(struct store *st, const struct backend *b,
+    struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_SET_OPTIONS, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, b->name, -1, SQLITE_STATIC);
+	store_bind_optional(stmt, 2, b->max_options);
+	store_bind_optional(stmt, 3, b->concurrency);
+	bind_text_or_null(stmt, 4, b->extra);
+	return exec_changes(st, stmt, e, "backend options");
 }
 
 /* A one-backend lookup on a bound statement, replicas included. */

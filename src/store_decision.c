@@ -43,8 +43,9 @@ insert_decision(struct store *st, const struct decision *d, struct error *e)
 }
 
 static int
-insert_answers(struct store *st, const char *id, json_object *questions,
-    json_object *answers, json_object *dists, struct error *e)
+insert_answers(struct store *st, const struct decision *d,
+    json_object *questions, json_object *answers, json_object *dists,
+    struct error *e)
 {
 	sqlite3_stmt	*stmt;
 	json_object	*type;
@@ -54,8 +55,10 @@ insert_answers(struct store *st, const char *id, json_object *questions,
 		if ((stmt = store_stmt(st, STMT_ANSWER_INSERT, e)) == NULL)
 			return -1;
 		json_object_object_get_ex(q, "type", &type);
-		sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(stmt, 1, d->id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(stmt, 2, name, -1, SQLITE_STATIC);
+		if (d->label_mass != NULL)
+			sqlite3_bind_double(stmt, 7, d->label_mass[pos]);
 		sqlite3_bind_int(stmt, 3, pos++);
 		store_bind_text(stmt, 4, json_object_get_string(type));
 		store_bind_text(stmt, 5,
@@ -76,7 +79,7 @@ store_decision_insert(struct store *st, const struct decision *d,
 	if (store_begin(st, e) == -1)
 		return -1;
 	if (insert_decision(st, d, e) == -1 ||
-	    insert_answers(st, d->id, questions, answers, dists, e) == -1 ||
+	    insert_answers(st, d, questions, answers, dists, e) == -1 ||
 	    store_quota_add(st, d->app_id, d->quota_day, d->quota_units,
 	    e) == -1 || store_commit(st, e) == -1) {
 		store_rollback(st);

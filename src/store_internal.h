@@ -15,6 +15,7 @@ extern const char cache_sql[];		/* sql/cache.sql */
 extern const char migrate_2_sql[];	/* sql/migrate-2.sql */
 extern const char migrate_3_sql[];	/* sql/migrate-3.sql */
 extern const char migrate_4_sql[];	/* sql/migrate-4.sql */
+extern const char migrate_5_sql[];	/* sql/migrate-5.sql */
 
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_WAL_LIMIT	(4 << 20)	/* bytes a WAL is cut back to */
@@ -65,6 +66,7 @@ enum stmt {
 	STMT_REPLICAS,
 	STMT_BACKEND_ENABLE,
 	STMT_BACKEND_SET_MAX_IN_FLIGHT,
+	STMT_BACKEND_SET_OPTIONS,
 	STMT_BACKEND_BY_NAME,
 	STMT_BACKEND_BY_ID,
 	STMT_BACKEND_ALL,

@@ -15,7 +15,8 @@
 #define KEY_COLS "prefix, app_id, hash, created_at, expires_at, revoked_at," \
 	" secret_check"
 #define BACKEND_COLS "id, name, kind, model, auth_env, description," \
-	" release_date, enabled, timeout_ms, max_in_flight"
+	" release_date, enabled, timeout_ms, max_in_flight, max_options," \
+	" concurrency, extra"
 #define VERSION_COLS "v.schema_id, s.slug, v.version, v.questions," \
 	" v.fingerprint, v.backend_id, v.temperature, v.abstain_threshold," \
 	" v.created_at FROM schema_versions v JOIN schemas s" \
@@ -108,10 +109,14 @@ const char *const store_sql[STMT__MAX] = {
 	 * templates. */
 	[STMT_BACKEND_INSERT] =
 	    "INSERT INTO backends (name, kind, model, auth_env, description,"
-	    " release_date, enabled, timeout_ms, created_at, max_in_flight)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	    " release_date, enabled, timeout_ms, created_at, max_in_flight,"
+	    " max_options, concurrency, extra)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
 	[STMT_BACKEND_SET_MAX_IN_FLIGHT] =
 	    "UPDATE backends SET max_in_flight = ?2 WHERE name = ?1",
+	[STMT_BACKEND_SET_OPTIONS] =
+	    "UPDATE backends SET max_options = ?2, concurrency = ?3,"
+	    " extra = ?4 WHERE name = ?1",
 	[STMT_REPLICA_INSERT] =
 	    "INSERT INTO backend_replicas (backend_id, position, url)"
 	    " VALUES (?1, ?2, ?3)",
@@ -197,7 +202,8 @@ const char *const store_sql[STMT__MAX] = {
 	    " ?10, ?11, ?12, ?13, ?14)",
 	[STMT_ANSWER_INSERT] =
 	    "INSERT INTO decision_answers (decision_id, question, position,"
-	    " type, distribution, answer) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	    " type, distribution, answer, label_mass)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[STMT_DECISION_GET] =
 	    "SELECT d.id, d.app_id, d.created_at_ms, d.model, d.backend,"
 	    " s.slug, d.schema_version, v.questions, t.slug,"

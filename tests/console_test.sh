@@ -120,11 +120,12 @@ check "init again keeps the pepper" grep -q 'pepper .* kept' "$T/out"
 check "the pepper has mode 0600" \
     test "$(stat -c %a "$T/var/pepper")" = 600
 check "the cache is beside the database" test -f "$T/var/cache.db"
-check "the database records schema version 4" \
-    test "$(sql 'PRAGMA user_version')" = 4
+check "the database records schema version 5" \
+    test "$(sql 'PRAGMA user_version')" = 5
 # A version-1 database (no decisions_schema index, no catalog generation
 # and its triggers, no keyed hash of keys, no in-flight limit of
-# backends) is brought forward.
+# backends, no openai options, no label mass of answers) is brought
+# forward.
 for trigger in $(sql "SELECT name FROM sqlite_schema WHERE type = 'trigger'")
 do
     sql "DROP TRIGGER $trigger"
@@ -132,12 +133,19 @@ done
 sql 'DROP INDEX decisions_schema; DROP TABLE catalog_generation;
     ALTER TABLE api_keys DROP COLUMN secret_check;
     ALTER TABLE backends DROP COLUMN max_in_flight;
+    ALTER TABLE backends DROP COLUMN max_options;
+    ALTER TABLE backends DROP COLUMN concurrency;
+    ALTER TABLE backends DROP COLUMN extra;
+    ALTER TABLE decision_answers DROP COLUMN label_mass;
     PRAGMA user_version=1'
 expect 0 "init migrates a version-1 database" init
-check "the migration brought it to version 4" \
-    test "$(sql 'PRAGMA user_version')" = 4
+check "the migration brought it to version 5" \
+    test "$(sql 'PRAGMA user_version')" = 5
 check "the migration added the keyed hash of keys and the in-flight limit" \
     sql 'SELECT secret_check FROM api_keys; SELECT max_in_flight FROM backends' 
+check "and the openai options of backends and the label mass of answers" \
+    sql 'SELECT max_options, concurrency, extra FROM backends;
+    SELECT label_mass FROM decision_answers'
 check "the migration created the index" test "$(sql "SELECT count(*) FROM \
     sqlite_schema WHERE name = 'decisions_schema'")" = 1
 check "the migration created the catalog generation, one row" \
@@ -148,7 +156,7 @@ check "and its triggers: insert, update, delete on 9 catalog tables" \
 generation() { sql 'SELECT n FROM catalog_generation'; }
 sql 'PRAGMA user_version=99'
 refused "a database newer than the program is refused" 'newer' init
-sql 'PRAGMA user_version=4'
+sql 'PRAGMA user_version=5'
 
 before=$(generation)
 expect 0 "app create" app create alpha --rate-per-minute 60

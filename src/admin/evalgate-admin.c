@@ -44,7 +44,7 @@ enum opt_kind {
 enum print { PRINT_OBJECT, PRINT_TABLE, PRINT_BARE, PRINT_REPORT };
 
 #define MAX_ARGS 3
-#define MAX_OPTS 10
+#define MAX_OPTS 12
 #define FILE_MAX_MIB 16		/* a file given to an option, at most */
 
 struct cli_opt {
@@ -100,15 +100,24 @@ static const struct cli_cmd {
 	    { "--description", "description", OPT_STRING, 0 },
 	    { "--release-date", "release_date", OPT_STRING, 0 },
 	    { "--timeout-ms", "timeout_ms", OPT_INT, 0 },
-	    { "--max-in-flight", "max_in_flight", OPT_INT, 0 } },
+	    { "--max-in-flight", "max_in_flight", OPT_INT, 0 },
+	    { "--max-options", "max_options", OPT_INT, 0 },
+	    { "--concurrency", "concurrency", OPT_INT, 0 },
+	    { "--extra-json", "extra", OPT_FILE_JSON, 0 } },
 	  OP_BACKEND_ADD, PRINT_OBJECT, NULL,
-	  "backend add NAME --kind lexical|systemone [--url URL]... "
+	  "backend add NAME --kind lexical|systemone|openai [--url URL]... "
 	  "[--model NAME] [--auth-env VAR] [--description TEXT] "
-	  "[--release-date YYYY-MM-DD] [--timeout-ms N] [--max-in-flight N]" },
+	  "[--release-date YYYY-MM-DD] [--timeout-ms N] [--max-in-flight N] "
+	  "[--max-options N] [--concurrency N] [--extra-json FILE]" },
 	{ { "backend", "update" }, { { "name", 0 } },
-	  { { "--max-in-flight", "max_in_flight", OPT_INT_OR_DEFAULT, 1 } },
+	  { { "--max-in-flight", "max_in_flight", OPT_INT_OR_DEFAULT, 0 },
+	    { "--max-options", "max_options", OPT_INT_OR_DEFAULT, 0 },
+	    { "--concurrency", "concurrency", OPT_INT_OR_DEFAULT, 0 },
+	    { "--extra-json", "extra", OPT_FILE_JSON, 0 } },
 	  OP_BACKEND_UPDATE, PRINT_OBJECT, NULL,
-	  "backend update NAME --max-in-flight N|default" },
+	  "backend update NAME [--max-in-flight N|default] "
+	  "[--max-options N|default] [--concurrency N|default] "
+	  "[--extra-json FILE]" },
 	{ { "backend", "enable" }, { { "name", 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_BACKEND_ENABLE, PRINT_OBJECT, NULL, "backend enable NAME" },
 	{ { "backend", "disable" }, { { "name", 0 } }, { { NULL, NULL, 0, 0 } },

@@ -336,8 +336,9 @@ test_kinds(void)
 	    backend_kind_find("systemone")->remote, "  systemone is remote");
 	ok(backend_kind_at(0) == &backend_kind_lexical &&
 	    backend_kind_at(1) == &backend_kind_systemone &&
-	    backend_kind_at(2) == NULL, "  listed in that order");
-	ok(backend_kind_find("openai") == NULL &&
+	    backend_kind_at(2) == backend_kind_find("openai") &&
+	    backend_kind_at(3) == NULL, "  listed in that order, openai last");
+	ok(backend_kind_find("open") == NULL &&
 	    backend_kind_find("") == NULL && backend_kind_find(NULL) == NULL,
 	    "others unknown");
 

@@ -34,6 +34,7 @@ main(void)
 		{ migrate_2_sql, "sql/migrate-2.sql" },
 		{ migrate_3_sql, "sql/migrate-3.sql" },
 		{ migrate_4_sql, "sql/migrate-4.sql" },
+		{ migrate_5_sql, "sql/migrate-5.sql" },
 		{ "ATTACH DATABASE ':memory:' AS cache", "attach a cache" },
 		{ cache_sql, "sql/cache.sql" },
 	};
