@@ -30,6 +30,8 @@ WORKER = os.path.abspath(os.path.join(BUILDDIR, "evalgate.fcgi"))
 ADMIN = os.path.abspath(os.path.join(BUILDDIR, "evalgate-admin"))
 FAKE_UPSTREAM = os.path.abspath(os.path.join(SRCDIR, "tests", "e2e",
                                              "fake_upstream.py"))
+FAKE_OPENAI = os.path.abspath(os.path.join(SRCDIR, "tests", "e2e",
+                                           "fake_openai.py"))
 ERRORS = os.path.abspath(os.path.join(SRCDIR, "errors"))  # status-*.html
 
 
@@ -285,9 +287,11 @@ fastcgi.server = ( "/" => ((
 class Upstream:
     """The fake System One upstream, as its own process."""
 
+    SCRIPT = FAKE_UPSTREAM
+
     def __init__(self, mode="ok"):
         self.proc = subprocess.Popen(
-            [sys.executable, FAKE_UPSTREAM, "--port", "0", "--mode", mode],
+            [sys.executable, self.SCRIPT, "--port", "0", "--mode", mode],
             stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline().split()
         self.port = int(line[1])
@@ -320,6 +324,22 @@ class Upstream:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+class OpenAIUpstream(Upstream):
+    """The fake OpenAI-compatible chat-completions server
+    (tests/e2e/fake_openai.py), as its own process.  url is the base URL
+    a backend of kind openai is given: it ends in /v1."""
+
+    SCRIPT = FAKE_OPENAI
+
+    def __init__(self, mode="ok"):
+        super().__init__(mode)
+        self.url = "http://127.0.0.1:%d/v1" % self.port
+
+    def config(self):
+        """The current configuration, with in_flight and in_flight_max."""
+        return self._call("GET", "/_control")
 
 
 class TAP:

@@ -4,7 +4,11 @@ Starts the gateway (lexical backends, the "sdk" schema published and
 granted, a second application limited to a few calls per minute),
 installs the pinned @typesafe-ai/sdk with npm, runs tests/sdk/sdk.test.mjs
 with `node --test` against the gateway, and re-emits each of node's
-top-level tests as one TAP point.  npm installs into the build tree's
+top-level tests as one TAP point.  It does so twice: with the "sdk" schema
+bound to a lexical backend, then bound to an `openai` backend on the fake
+OpenAI-compatible server (tests/e2e/fake_openai.py), so that the SDK's
+typed answers also hold for distributions read from token
+log-probabilities.  npm installs into the build tree's
 tests/sdk (a copy of package.json and the test file), so the source tree
 stays untouched and concurrent builds do not share a node_modules.  An
 install that cannot happen (no node, no npm, no registry) is a failure,
@@ -17,8 +21,9 @@ import re
 import shutil
 import subprocess
 import time
+import traceback
 
-from gateway import BUILDDIR, SRCDIR, Gateway, TAP
+from gateway import BUILDDIR, SRCDIR, Gateway, OpenAIUpstream, TAP
 
 SDK_SRC = os.path.abspath(os.path.join(SRCDIR, "tests", "sdk"))
 SDK_RUN = os.path.abspath(os.path.join(BUILDDIR, "tests", "sdk"))
@@ -45,6 +50,13 @@ MODELS = [
      "release_date": "2026-12-24"},
 ]
 
+# The openai pass: its backend, listed with the others, and the fake's
+# answer for the department question (billing first, as the lexical
+# backend finds from the state: the client's texts reach the prompt).
+OPENAI_MODEL = {"name": "local", "description": "an OpenAI-compatible fake",
+                "release_date": "2026-12-31"}
+BILLING = "invoice charged twice payment"   # billing's description
+
 POINT = re.compile(r"^(not )?ok (\d+) - (.*?)(?: # (SKIP|TODO)\b.*)?$")
 PLAN = re.compile(r"^1\.\.(\d+)$")
 
@@ -56,8 +68,10 @@ def write_json(g, name, obj):
     return path
 
 
-def setup(g):
-    """Backends, schemas, the two applications; returns their keys."""
+def setup(g, fake=None):
+    """Backends, schemas, the two applications; returns their keys.  With
+    a fake OpenAI-compatible server, "sdk" is bound to an openai backend
+    on it."""
     a = g.admin
     for m in MODELS:
         a("backend", "add", m["name"], "--kind", "lexical", "--description",
@@ -65,8 +79,15 @@ def setup(g):
     a("backend", "add", "off", "--kind", "lexical", "--description",
       "disabled", "--release-date", "2026-01-01")
     a("backend", "disable", "off")
+    backend = "lexical"
+    if fake is not None:
+        backend = OPENAI_MODEL["name"]
+        a("backend", "add", backend, "--kind", "openai", "--url", fake.url,
+          "--model", "m-sdk", "--description", OPENAI_MODEL["description"],
+          "--release-date", OPENAI_MODEL["release_date"])
+        fake.control(answers={BILLING: [0.6, 0.3, 0.1]})
     a("schema", "publish", "sdk", "--questions",
-      write_json(g, "sdk.json", SCHEMA), "--backend", "lexical")
+      write_json(g, "sdk.json", SCHEMA), "--backend", backend)
     a("schema", "publish", "sdk_secret", "--questions",
       write_json(g, "secret.json", {"secret": {"type": "noul"}}),
       "--backend", "lexical")
@@ -153,7 +174,8 @@ def parse_tap(text):
     return points, plan
 
 
-def run_node(t, g, key, limited):
+def run_node(t, g, key, limited, backend="lexical", models=MODELS,
+             prefix="sdk: "):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TYPESAFE_")}
     env.update({
@@ -161,7 +183,8 @@ def run_node(t, g, key, limited):
         "EVALGATE_KEY": key,
         "EVALGATE_LIMITED_KEY": limited,
         "EVALGATE_LIMITED_RATE": str(LIMITED_RATE),
-        "EVALGATE_MODELS": json.dumps(MODELS),
+        "EVALGATE_MODELS": json.dumps(models),
+        "EVALGATE_BACKEND": backend,
     })
     started = time.time()
     try:
@@ -175,34 +198,66 @@ def run_node(t, g, key, limited):
     took = time.time() - started
     points, plan = parse_tap(out)
     for ok, name, diag in points:
-        t.ok(ok, "sdk: " + name, "\n".join(diag))
-    print("# node --test: %d tests in %.2f s" % (len(points), took))
+        t.ok(ok, prefix + name, "\n".join(diag))
+    print("# node --test (%s): %d tests in %.2f s" % (backend, len(points),
+                                                      took))
     # node exits 1 when a test failed; anything else (a crash, a missing
     # plan, fewer points than planned) is a failure of its own.
     want_rc = 0 if all(ok for ok, _, _ in points) else 1
     t.ok(points and plan == len(points) and rc == want_rc,
-         "node --test ran every SDK test to the end",
+         "%snode --test ran every SDK test to the end" % prefix,
          "exit %d (want %d), %d points, plan %r\n%s\n%s" %
          (rc, want_rc, len(points), plan, err[-2000:],
           "" if points else out[-1500:]))
 
 
-def main():
-    t = TAP()
+def run_pass(t, installed, openai):
+    """One gateway, the SDK test against it; with openai, "sdk" is bound
+    to an openai backend on a fake OpenAI-compatible server."""
     g = Gateway(workers=2)
+    fake = OpenAIUpstream() if openai else None
+    what = " (openai backend)" if openai else ""
     try:
-        keys = setup(g)
+        keys = setup(g, fake)
         g.start()
-        if shutil.which("node") is None:
-            t.ok(False, "node is installed",
-                 "node is missing: run tools/deps.sh --test")
-        elif install(t):
-            run_node(t, g, *keys)
+        if installed:
+            if openai:
+                run_node(t, g, *keys, backend=OPENAI_MODEL["name"],
+                         models=MODELS + [OPENAI_MODEL],
+                         prefix="sdk (openai backend): ")
+            else:
+                run_node(t, g, *keys)
+        if installed and openai:
+            seen = fake.requests()
+            t.ok(bool(seen) and all(r["status"] == 200 and
+                              r["body"]["model"] == "m-sdk" for r in seen),
+                 "the openai backend's fake answered every call (%d)" %
+                 len(seen), [r["status"] for r in seen])
+            t.ok(any(r["matched"] == BILLING for r in seen),
+                 "the department question's texts reached the prompt")
         t.ok(keys[0] not in g.log() and keys[1] not in g.log(),
-             "keys are never logged")
-        t.stop_clean(g)
+             "keys are never logged" + what)
+        t.stop_clean(g, "no sanitizer reports" + what)
     finally:
         g.cleanup()
+        if fake is not None:
+            fake.stop()
+
+
+def main():
+    t = TAP()
+    installed = False
+    if shutil.which("node") is None:
+        t.ok(False, "node is installed",
+             "node is missing: run tools/deps.sh --test")
+    else:
+        installed = install(t)
+    for openai in (False, True):
+        try:
+            run_pass(t, installed, openai)
+        except Exception:
+            t.ok(False, "the %s pass raised" %
+                 ("openai" if openai else "lexical"), traceback.format_exc())
     return t.done()
 
 

@@ -8,6 +8,8 @@
 //                         EVALGATE_LIMITED_RATE calls per minute
 //   EVALGATE_MODELS       JSON: the {name, description, release_date} of
 //                         every enabled backend
+//   EVALGATE_BACKEND      the backend the "sdk" schema is bound to
+//                         (optional, "lexical" when not set)
 // The question shapes below are the "sdk" schema test_sdk.py publishes.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -29,6 +31,7 @@ const KEY = need("EVALGATE_KEY");
 const LIMITED_KEY = need("EVALGATE_LIMITED_KEY");
 const LIMITED_RATE = Number(need("EVALGATE_LIMITED_RATE"));
 const MODELS = JSON.parse(need("EVALGATE_MODELS"));
+const BACKEND = process.env.EVALGATE_BACKEND || "lexical";
 
 // The drop-in client: nothing but the base URL and the key.
 const client = new TypeSafeClient({ baseURL: BASE_URL, apiKey: KEY });
@@ -185,7 +188,7 @@ test("x_ extensions are visible in the data", async () => {
 	const b = await client.systemOne({ state: STATE, questions: QUESTIONS });
 	assert.match(a.x_decision_id, UUID7, "x_decision_id is a UUIDv7");
 	assert.notEqual(a.x_decision_id, b.x_decision_id, "a decision per call");
-	assert.equal(a.x_backend, "lexical");
+	assert.equal(a.x_backend, BACKEND);
 	assert.deepEqual(a.x_schema, { id: "sdk", version: 1 });
 	assert.equal(a.x_schema_version, 1);
 	assert.ok(Number.isInteger(a.x_latency_ms.gateway) &&
