@@ -535,7 +535,7 @@ def test_option_refusals(t, g, fa, admin_key):
             ({"max_options": 1}, "max_options", "max_options 1"),
             ({"extra": {"temperature": 1}}, "extra", "extra temperature"),
             ({"extra": {"top_logprobs": 2}}, "extra", "extra top_logprobs"),
-            ({"urls": ["ftp://127.0.0.1/v1"]}, "urls", "an ftp URL")):
+            ({"urls": ["ftp://127.0.0.1/v1"]}, "urls[0]", "an ftp URL")):
         r = g.admin_request("POST", "/admin/v1/backends",
                             dict(body, **extra), key=admin_key)
         if t.error_is(r, 422, "validation_error",
