@@ -172,6 +172,11 @@ int	backend_evaluate(struct store *st, const struct settings *s,
 int	backend_answer_alloc(struct backend_answer *a, json_object *questions);
 /* Releases what a owns and leaves it empty; safe on an empty answer. */
 void	backend_answer_free(struct backend_answer *a);
+/* Writes the reason an answer does not fit into why (whylen bytes;
+ * control characters made '?', so that it stays one log line), for the
+ * kinds' parsers.  Returns -1. */
+int	backend_reason(char *why, size_t whylen, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
 
 /* Releases the per-process state of every kind, at exit and before
  * curl_global_cleanup().  Idempotent. */

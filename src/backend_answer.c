@@ -1,8 +1,11 @@
-/* backend_answer.c: a backend's answer, its allocation and release.
+/* backend_answer.c: a backend's answer, its allocation and release, and
+ * the reason a kind's parser gives for an answer that does not fit.
  * Pure: no I/O, no global state, so that the unit tests and the fuzzer
  * build it with the kinds' parsers alone. */
 #include "config.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,4 +48,21 @@ backend_answer_free(struct backend_answer *a)
 	free(a->dist);
 	free(a->label_mass);
 	memset(a, 0, sizeof(*a));
+}
+
+int
+backend_reason(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*p;
+
+	if (why == NULL || whylen == 0)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	for (p = why; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return -1;
 }

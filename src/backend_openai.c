@@ -22,7 +22,6 @@
 
 #include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,25 +50,6 @@ static const char instructions[] =
     "else: no explanation, no punctuation.";
 
 static const char *const noul_labels[] = { "yes", "no" };
-
-/* Writes a reason into why (control characters made '?', so that it is
- * one log line) and returns -1. */
-static int __attribute__((format(printf, 3, 4)))
-say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*p;
-
-	if (why == NULL || whylen == 0)
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	for (p = why; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return -1;
-}
 
 const char *
 backend_openai_label(enum qtype t, size_t i, char buf[OPENAI_LABEL_SIZE])
@@ -360,38 +340,38 @@ backend_parse_openai(const char *body, size_t len, json_object *q,
 	for (i = 0; i < n; i++)
 		dist[i] = 0;
 	if (t == Q__MAX || n == 0 || n != question_arity(q))
-		return say(why, whylen, "the question is not valid");
+		return backend_reason(why, whylen, "the question is not valid");
 	while (len > 0 && strchr(" \t\r\n", body[len - 1]) != NULL &&
 	    body[len - 1] != '\0')
 		len--;
 	if ((root = ju_parse_body(body, len, &e)) == NULL) {
-		say(why, whylen, "not a JSON object: %s", e.message);
+		backend_reason(why, whylen, "not a JSON object: %s", e.message);
 		error_clear(&e);
 		return -1;
 	}
 	if ((c0 = first(member(root, "choices", json_type_array))) == NULL ||
 	    !json_object_is_type(c0, json_type_object)) {
-		say(why, whylen, "no choices");
+		backend_reason(why, whylen, "no choices");
 		goto done;
 	}
 	if ((lp = member(c0, "logprobs", json_type_object)) == NULL) {
-		say(why, whylen, "no logprobs");
+		backend_reason(why, whylen, "no logprobs");
 		goto done;
 	}
 	if ((top = member(first(member(lp, "content", json_type_array)),
 	    "top_logprobs", json_type_array)) == NULL) {
-		say(why, whylen, "no top_logprobs for the first token");
+		backend_reason(why, whylen, "no top_logprobs for the first token");
 		goto done;
 	}
 	add_masses(top, t, dist, n);
 	for (i = 0; i < n; i++)
 		mass += dist[i];
 	if (!(mass > 0)) {
-		say(why, whylen, "no label among the top tokens");
+		backend_reason(why, whylen, "no label among the top tokens");
 		goto done;
 	}
 	if (mass < OPENAI_MIN_LABEL_MASS) {
-		say(why, whylen, "label mass %.3f is below %.1f", mass,
+		backend_reason(why, whylen, "label mass %.3f is below %.1f", mass,
 		    OPENAI_MIN_LABEL_MASS);
 		goto done;
 	}

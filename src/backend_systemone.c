@@ -12,7 +12,6 @@
 
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,25 +25,6 @@
 #include "xalloc.h"
 
 #define PARSE_DEPTH	32		/* JSON nesting accepted */
-
-/* Writes a reason into why (control characters made '?', so that it is
- * one log line) and returns -1. */
-static int __attribute__((format(printf, 3, 4)))
-say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*p;
-
-	if (why == NULL || whylen == 0)
-		return -1;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	for (p = why; *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return -1;
-}
 
 /* A JSON number that is finite: 0 and *v, or -1. */
 static int
@@ -65,10 +45,10 @@ probability(json_object *probs, const char *key, double *p,
 	json_object	*v;
 
 	if (!json_object_object_get_ex(probs, key, &v))
-		return say(why, whylen, "answer '%.40s': probability of"
+		return backend_reason(why, whylen, "answer '%.40s': probability of"
 		    " '%.40s' missing", name, key);
 	if (finite_number(v, p) == -1 || *p < 0)
-		return say(why, whylen, "answer '%.40s': probability of"
+		return backend_reason(why, whylen, "answer '%.40s': probability of"
 		    " '%.40s' is not a finite number >= 0", name, key);
 	return 0;
 }
@@ -82,7 +62,7 @@ probabilities(json_object *answer, const char *name, char *why,
 
 	if (!json_object_object_get_ex(answer, "probabilities", &probs) ||
 	    !json_object_is_type(probs, json_type_object)) {
-		say(why, whylen, "answer '%.40s': no probabilities object",
+		backend_reason(why, whylen, "answer '%.40s': no probabilities object",
 		    name);
 		return NULL;
 	}
@@ -100,7 +80,7 @@ some_mass(const double *p, size_t n, const char *name, char *why,
 	for (i = 0; i < n; i++)
 		sum += p[i];
 	if (!isfinite(sum) || !(sum > 0))
-		return say(why, whylen, "answer '%.40s': probabilities sum"
+		return backend_reason(why, whylen, "answer '%.40s': probabilities sum"
 		    " to %s", name, sum > 0 ? "too much" : "zero");
 	return 0;
 }
@@ -116,7 +96,7 @@ fill_choice(json_object *answer, json_object *question, double *p,
 		return -1;
 	if (!json_object_object_get_ex(question, "criteria", &criteria) ||
 	    !json_object_is_type(criteria, json_type_object))
-		return say(why, whylen, "question '%.40s' has no options",
+		return backend_reason(why, whylen, "question '%.40s' has no options",
 		    name);
 	json_object_object_foreach(criteria, key, desc) {
 		(void)desc;
@@ -154,12 +134,12 @@ fill_noul(json_object *answer, json_object *question, double *p,
 	double		 t;
 
 	if (n != 2)
-		return say(why, whylen, "question '%.40s' is not a noul",
+		return backend_reason(why, whylen, "question '%.40s' is not a noul",
 		    name);
 	if (!json_object_object_get_ex(answer, "noul", &v))
-		return say(why, whylen, "answer '%.40s': noul missing", name);
+		return backend_reason(why, whylen, "answer '%.40s': noul missing", name);
 	if (finite_number(v, &t) == -1 || t < 0 || t > 1)
-		return say(why, whylen, "answer '%.40s': noul is not a number"
+		return backend_reason(why, whylen, "answer '%.40s': noul is not a number"
 		    " from 0 to 1", name);
 	p[0] = t;
 	p[1] = 1 - t;
@@ -215,15 +195,15 @@ parse_json(const char *body, size_t len, char *why, size_t whylen)
 	size_t			 end;
 
 	if (body == NULL || len == 0) {
-		say(why, whylen, "empty answer");
+		backend_reason(why, whylen, "empty answer");
 		return NULL;
 	}
 	if (len > INT_MAX) {
-		say(why, whylen, "answer too large");
+		backend_reason(why, whylen, "answer too large");
 		return NULL;
 	}
 	if ((tok = json_tokener_new_ex(PARSE_DEPTH)) == NULL) {
-		say(why, whylen, "out of memory");
+		backend_reason(why, whylen, "out of memory");
 		return NULL;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
@@ -236,17 +216,17 @@ parse_json(const char *body, size_t len, char *why, size_t whylen)
 	}
 	json_tokener_free(tok);
 	if (jerr == json_tokener_success && root == NULL) {
-		say(why, whylen, "not an object");	/* null */
+		backend_reason(why, whylen, "not an object");	/* null */
 		return NULL;
 	}
 	if (root == NULL || jerr != json_tokener_success) {
 		json_object_put(root);
 		if (jerr == json_tokener_error_depth)
-			say(why, whylen, "not JSON: nested too deeply");
+			backend_reason(why, whylen, "not JSON: nested too deeply");
 		else if (jerr == json_tokener_continue)
-			say(why, whylen, "not JSON: cut short");
+			backend_reason(why, whylen, "not JSON: cut short");
 		else
-			say(why, whylen, "not JSON: %s",
+			backend_reason(why, whylen, "not JSON: %s",
 			    json_tokener_error_desc(jerr));
 		return NULL;
 	}
@@ -254,7 +234,7 @@ parse_json(const char *body, size_t len, char *why, size_t whylen)
 		if (strchr(" \t\r\n", body[end]) == NULL ||
 		    body[end] == '\0') {
 			json_object_put(root);
-			say(why, whylen, "not JSON: trailing data");
+			backend_reason(why, whylen, "not JSON: trailing data");
 			return NULL;
 		}
 	return root;
@@ -275,35 +255,35 @@ backend_parse_systemone(const char *body, size_t len,
 	if ((root = parse_json(body, len, why, whylen)) == NULL)
 		return -1;
 	if (!json_object_is_type(root, json_type_object)) {
-		say(why, whylen, "not an object");
+		backend_reason(why, whylen, "not an object");
 		goto done;
 	}
 	if (!json_object_object_get_ex(root, "answers", &answers) ||
 	    !json_object_is_type(answers, json_type_object)) {
-		say(why, whylen, "no answers object");
+		backend_reason(why, whylen, "no answers object");
 		goto done;
 	}
 	if (!json_object_is_type(questions, json_type_object)) {
-		say(why, whylen, "no questions");
+		backend_reason(why, whylen, "no questions");
 		goto done;
 	}
 	if (backend_answer_alloc(out, questions) == -1) {
-		say(why, whylen, "out of memory");
+		backend_reason(why, whylen, "out of memory");
 		goto done;
 	}
 	json_object_object_foreach(questions, name, q) {
 		t = question_type(q);
 		n = question_arity(q);
 		if (t == Q__MAX || n == 0) {
-			say(why, whylen, "question '%.40s' is not valid", name);
+			backend_reason(why, whylen, "question '%.40s' is not valid", name);
 			goto done;
 		}
 		if (!json_object_object_get_ex(answers, name, &a)) {
-			say(why, whylen, "answer '%.40s' missing", name);
+			backend_reason(why, whylen, "answer '%.40s' missing", name);
 			goto done;
 		}
 		if (!json_object_is_type(a, json_type_object)) {
-			say(why, whylen, "answer '%.40s' is not an object",
+			backend_reason(why, whylen, "answer '%.40s' is not an object",
 			    name);
 			goto done;
 		}
@@ -311,7 +291,7 @@ backend_parse_systemone(const char *body, size_t len,
 		    (!json_object_is_type(type, json_type_string) ||
 		    strcmp(json_object_get_string(type),
 		    question_type_name(t)) != 0)) {
-			say(why, whylen, "answer '%.40s' is not of type %s",
+			backend_reason(why, whylen, "answer '%.40s' is not of type %s",
 			    name, question_type_name(t));
 			goto done;
 		}
@@ -321,7 +301,7 @@ backend_parse_systemone(const char *body, size_t len,
 	/* Last, so that a bad number gets the reason above: what json-c
 	 * took but changed (a key cut at a NUL, a saturated integer). */
 	if ((lossy = ju_lossy(body, len, NULL, 0)) != NULL) {
-		say(why, whylen, "%s", lossy);
+		backend_reason(why, whylen, "%s", lossy);
 		goto done;
 	}
 	read_usage(root, out);

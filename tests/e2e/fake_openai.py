@@ -117,36 +117,26 @@ An `api_key` (flag or control) makes /v1/* answer 401 unless
 import argparse
 import json
 import math
-import os
 import re
-import select
-import signal
-import socket
-import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from fake_http import FakeHandler, compact, log, serve
 
 MODES = (
     "ok", "slow", "hang", "error500", "error429", "no_logprobs",
     "labels_missing", "low_mass", "spaced_mixed_case", "garbage",
 )
-MAX_BODY = 16 * 1024 * 1024
 HANG_SECONDS = 600
 FILLER = "The"
 LOW_MASS = 0.3
 
-VERBOSE = False
 
 
-def log(msg):
-    if VERBOSE:
-        sys.stderr.write("fake_openai: %s\n" % msg)
-        sys.stderr.flush()
 
 
-def compact(obj):
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
 
 
 class State:
@@ -392,72 +382,8 @@ def token_entry(tok, p):
 
 # ---------------------------------------------------------------- handler
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
+class Handler(FakeHandler):
     server_version = "fake-openai/1.0"
-
-    def version_string(self):
-        return self.server_version
-
-    def log_message(self, fmt, *args):
-        if VERBOSE:
-            log("%s %s" % (self.address_string(), fmt % args))
-
-    def read_body(self):
-        te = (self.headers.get("Transfer-Encoding") or "").lower()
-        if "chunked" in te:
-            chunks, total = [], 0
-            while True:
-                line = self.rfile.readline(65537)
-                if not line:
-                    break
-                size = int(line.split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline(65537) not in (b"\r\n", b"\n",
-                                                             b""):
-                        pass
-                    break
-                total += size
-                if total > MAX_BODY:
-                    raise ValueError("body too large")
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline(3)
-            return b"".join(chunks)
-        n = int(self.headers.get("Content-Length") or 0)
-        if n < 0 or n > MAX_BODY:
-            raise ValueError("bad Content-Length")
-        return self.rfile.read(n) if n else b""
-
-    def send_bytes(self, status, body, ctype="application/json", extra=None,
-                   close=False):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        if close:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
-
-    def send_json(self, status, obj, extra=None, close=False):
-        self.send_bytes(status, compact(obj).encode("utf-8"), extra=extra,
-                        close=close)
-
-    def client_gone(self, timeout):
-        """Waits up to `timeout` s; True if the peer closed its side."""
-        try:
-            r, _, _ = select.select([self.connection], [], [], timeout)
-            if r:
-                if not self.connection.recv(1, socket.MSG_PEEK):
-                    return True
-                time.sleep(timeout)
-        except (OSError, ValueError):
-            return True
-        return False
 
     def key_refused(self):
         key = STATE.api_key
@@ -468,28 +394,6 @@ class Handler(BaseHTTPRequestHandler):
             "message": "Incorrect API key provided.",
             "type": "invalid_request_error", "code": "invalid_api_key"}})
         return True
-
-    def do_GET(self):
-        self.dispatch()
-
-    def do_POST(self):
-        self.dispatch()
-
-    def dispatch(self):
-        try:
-            self.route()
-        except (BrokenPipeError, ConnectionResetError,
-                ConnectionAbortedError, socket.timeout):
-            self.close_connection = True
-        except Exception as e:  # never crash the server
-            log("handler error: %r" % (e,))
-            self.close_connection = True
-            try:
-                self.send_json(500, {"error": {
-                    "message": "fake server bug: %r" % (e,),
-                    "type": "server_error"}}, close=True)
-            except Exception:
-                pass
 
     def route(self):
         path = self.path.split("?", 1)[0]
@@ -656,18 +560,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, obj)
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
-    allow_reuse_address = True
-
-    def handle_error(self, request, client_address):
-        if VERBOSE:
-            super().handle_error(request, client_address)
-
-
 def main():
-    global STATE, VERBOSE
+    global STATE
     ap = argparse.ArgumentParser(
         description="Fake OpenAI-compatible chat-completions server.")
     ap.add_argument("--port", type=int, default=0, help="0 picks a free port")
@@ -678,26 +572,10 @@ def main():
                     help="require Authorization: Bearer KEY on /v1/*")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
-    VERBOSE = args.verbose
     STATE = State(args.mode, args.delay_ms, args.api_key)
 
-    def stop(signum, frame):
-        try:
-            sys.stdout.flush()
-        finally:
-            os._exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-
-    Server.address_family = socket.AF_INET6 if ":" in args.host \
-        else socket.AF_INET
-    srv = Server((args.host, args.port), Handler)
-    sys.stdout.write("PORT %d\n" % srv.server_address[1])
-    sys.stdout.flush()
-    log("listening on %s:%d mode=%s" % (args.host, srv.server_address[1],
-                                        args.mode))
-    srv.serve_forever(poll_interval=0.5)
+    serve(Handler, args.host, args.port, "fake_openai", args.verbose,
+          "mode=%s" % args.mode)
 
 
 if __name__ == "__main__":

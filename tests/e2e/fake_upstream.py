@@ -92,22 +92,19 @@ import argparse
 import json
 import math
 import os
-import select
-import signal
 import socket
 import struct
-import sys
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from fake_http import FakeHandler, compact, log, serve
 
 MODES = (
     "ok", "slow", "hang", "error500", "error529", "error429", "malformed",
     "missing_option", "wrong_shape", "huge", "trickle", "reset",
     "huge_chunked", "raw",
 )
-MAX_BODY = 64 * 1024 * 1024
 HUGE_BYTES = 20 * 1024 * 1024
 HANG_SECONDS = 600
 DEFAULT_MODELS = [
@@ -119,13 +116,9 @@ DEFAULT_MODELS = [
      "release_date": "2025-06-01"},
 ]
 
-VERBOSE = False
 
 
-def log(msg):
-    if VERBOSE:
-        sys.stderr.write("fake_upstream: %s\n" % msg)
-        sys.stderr.flush()
+
 
 
 class State:
@@ -303,83 +296,17 @@ def validate(body):
     return errs
 
 
-def compact(obj):
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
-
-
 # ---------------------------------------------------------------- handler
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # Headers and body go out in separate writes: without this, each
-    # reused connection waits for a delayed ACK (about 40 ms).
-    disable_nagle_algorithm = True
+class Handler(FakeHandler):
     server_version = "fake-systemone/1.0"
 
-    def version_string(self):
-        return self.server_version
+    def extra_headers(self):
+        return {"x-typesafe-request-id": "req_" + uuid.uuid4().hex}
 
-    def log_message(self, fmt, *args):
-        if VERBOSE:
-            log("%s %s" % (self.address_string(), fmt % args))
-
-    # -- helpers
-
-    def read_body(self):
-        te = (self.headers.get("Transfer-Encoding") or "").lower()
-        if "chunked" in te:
-            chunks, total = [], 0
-            while True:
-                line = self.rfile.readline(65537)
-                if not line:
-                    break
-                size = int(line.split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
-                        pass
-                    break
-                total += size
-                if total > MAX_BODY:
-                    raise ValueError("body too large")
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline(3)
-            return b"".join(chunks)
-        n = int(self.headers.get("Content-Length") or 0)
-        if n < 0 or n > MAX_BODY:
-            raise ValueError("bad Content-Length")
-        return self.rfile.read(n) if n else b""
-
-    def send_bytes(self, status, body, ctype="application/json", extra=None,
-                   close=False):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("x-typesafe-request-id", "req_" + uuid.uuid4().hex)
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        if close:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-        self.wfile.flush()
-
-    def send_json(self, status, obj, extra=None, close=False):
-        self.send_bytes(status, compact(obj).encode("utf-8"), extra=extra, close=close)
-
-    def client_gone(self, timeout):
-        """Wait up to `timeout` s; True if the peer closed its side."""
-        try:
-            r, _, _ = select.select([self.connection], [], [], timeout)
-            if r:
-                data = self.connection.recv(1, socket.MSG_PEEK)
-                if not data:
-                    return True
-                time.sleep(timeout)  # pipelined bytes: not a close, don't spin
-        except (OSError, ValueError):
-            return True
-        return False
+    def bug_body(self, e):
+        return {"error": {"type": "api_error",
+                          "message": "fake upstream bug: %r" % (e,)}}
 
     def check_key(self):
         key = STATE.api_key
@@ -392,37 +319,6 @@ class Handler(BaseHTTPRequestHandler):
         return False
 
     # -- routes
-
-    def do_GET(self):
-        self.dispatch()
-
-    def do_POST(self):
-        self.dispatch()
-
-    def do_PUT(self):
-        self.dispatch()
-
-    def do_DELETE(self):
-        self.dispatch()
-
-    def do_PATCH(self):
-        self.dispatch()
-
-    def dispatch(self):
-        try:
-            self.route()
-        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError,
-                socket.timeout):
-            self.close_connection = True
-        except Exception as e:  # never crash the server
-            log("handler error: %r" % (e,))
-            self.close_connection = True
-            try:
-                self.send_json(500, {"error": {"type": "api_error",
-                                               "message": "fake upstream bug: %r" % (e,)}},
-                               close=True)
-            except Exception:
-                pass
 
     def route(self):
         path = self.path.split("?", 1)[0]
@@ -662,18 +558,8 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
-    allow_reuse_address = True
-
-    def handle_error(self, request, client_address):
-        if VERBOSE:
-            super().handle_error(request, client_address)
-
-
 def main():
-    global STATE, VERBOSE
+    global STATE
     ap = argparse.ArgumentParser(description="Fake System One upstream for tests.")
     ap.add_argument("--port", type=int, default=0, help="0 picks a free port")
     ap.add_argument("--host", default="127.0.0.1")
@@ -683,25 +569,10 @@ def main():
                     help="require Authorization: Bearer KEY on /v1/*")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
-    VERBOSE = args.verbose
     STATE = State(args.mode, args.delay_ms, args.api_key)
 
-    def stop(signum, frame):
-        try:
-            sys.stdout.flush()
-        finally:
-            os._exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    Server.address_family = family
-    srv = Server((args.host, args.port), Handler)
-    sys.stdout.write("PORT %d\n" % srv.server_address[1])
-    sys.stdout.flush()
-    log("listening on %s:%d mode=%s" % (args.host, srv.server_address[1], args.mode))
-    srv.serve_forever(poll_interval=0.5)
+    serve(Handler, args.host, args.port, "fake_upstream", args.verbose,
+          "mode=%s" % args.mode)
 
 
 if __name__ == "__main__":
