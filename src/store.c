@@ -265,11 +265,46 @@ user_version(sqlite3 *db)
 }
 
 int
+store_migrate(sqlite3 *db, const char *path, struct error *e)
+{
+	char	sql[64];
+	int	v;
+
+	if (exec(db, store_sql[STMT_INIT_BEGIN], e, "begin") == -1)
+		return -1;
+	if ((v = user_version(db)) < 0 || v > SCHEMA_VERSION) {
+		error_set(e, ERR_INTERNAL, NULL, "%s: schema version %d is "
+		    "newer than this program (%d)", path, v, SCHEMA_VERSION);
+		sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL, NULL);
+		return -1;
+	}
+	for (; v < SCHEMA_VERSION; v++)
+		if (exec(db, migrations[v], e, "migrate") == -1) {
+			sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL,
+			    NULL);
+			return -1;
+		}
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
+	if (exec(db, sql, e, "user_version") == -1 ||
+	    exec(db, store_sql[STMT_COMMIT], e, "commit") == -1) {
+		sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_schema_version(void)
+{
+	return SCHEMA_VERSION;
+}
+
+int
 store_init(const struct settings *s, struct error *e)
 {
 	sqlite3	*db;
-	char	 dir[sizeof(s->db_path)], sql[64], *slash;
-	int	 v, rc = -1;
+	char	 dir[sizeof(s->db_path)], *slash;
+	int	 rc = -1;
 
 	snprintf(dir, sizeof(dir), "%s", s->db_path);
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
@@ -281,25 +316,7 @@ store_init(const struct settings *s, struct error *e)
 	if ((db = open_db(s->db_path, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE, e)) == NULL)
 		return -1;
-	if (pragmas(db, e) == -1 ||
-	    exec(db, store_sql[STMT_INIT_BEGIN], e, "begin") == -1)
-		goto out;
-	if ((v = user_version(db)) < 0 || v > SCHEMA_VERSION) {
-		error_set(e, ERR_INTERNAL, NULL, "%s: schema version %d is "
-		    "newer than this program (%d)", s->db_path, v,
-		    SCHEMA_VERSION);
-		exec(db, store_sql[STMT_ROLLBACK], e, "rollback");
-		goto out;
-	}
-	for (; v < SCHEMA_VERSION; v++)
-		if (exec(db, migrations[v], e, "migrate") == -1) {
-			sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL,
-			    NULL);
-			goto out;
-		}
-	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
-	if (exec(db, sql, e, "user_version") == -1 ||
-	    exec(db, store_sql[STMT_COMMIT], e, "commit") == -1)
+	if (pragmas(db, e) == -1 || store_migrate(db, s->db_path, e) == -1)
 		goto out;
 	rc = attach_cache(db, s, e);
 out:

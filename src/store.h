@@ -228,6 +228,40 @@ int	 store_admission_write(struct store *st, int64_t app_id,
 int	 store_quota_charge(struct store *st, int64_t app_id,
 	    const char *day, int64_t units, struct error *e);
 
+/* Backup and restore (store_backup.c), for the console: whole files,
+ * each on connections of its own, never a worker's.  What a copy
+ * holds, for the console to say. */
+struct store_copy {
+	int64_t	pages;		/* database pages copied */
+	int64_t	bytes;		/* the copy's size */
+	int64_t	decisions;	/* decisions in it */
+	int	version;	/* its schema version, as found */
+	int	migrated;	/* restore: the version it was taken to */
+};
+/* Whether some process has the database at path open (1), with its pid
+ * in *pid, or not (0): a lock SQLite holds for as long as a connection
+ * is open.  A missing file is not in use. */
+int	 store_in_use(const char *path, long *pid);
+/* Copies the database of s, while workers read and write it, into the
+ * file at to (an empty file the caller made, 0600): one read snapshot,
+ * copied with SQLite's online backup API, so that writers never wait
+ * for it; the copy is a single file (no WAL).  0 or -1 with e set. */
+int	 store_backup(const struct settings *s, const char *to,
+	    struct store_copy *c, struct error *e);
+/* Checks the file at path, without writing it: integrity_check, an
+ * evalgate database, of a schema version this program knows.  0 or -1
+ * with e set naming what is wrong. */
+int	 store_backup_check(const char *path, struct store_copy *c,
+	    struct error *e);
+/* Puts the backup at from in place of the database of s, which no
+ * process may have open: checks it (store_backup_check), copies it into
+ * a file beside the database, migrates that forward as init would and
+ * renames it over the database (its stale WAL removed first), then
+ * removes the cache.  Refused before anything is changed if the backup
+ * is unsound or the database in use.  0 or -1 with e set. */
+int	 store_restore(const struct settings *s, const char *from,
+	    struct store_copy *c, struct error *e);
+
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,
 	    const char *target, json_object *details, struct error *e);

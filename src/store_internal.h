@@ -106,6 +106,13 @@ enum stmt {
 	STMT_USER_VERSION,
 	STMT_INIT_BEGIN,
 	STMT_READY,
+	/* Backup and restore (store_backup.c), on connections of their
+	 * own, run directly from their text. */
+	STMT_INTEGRITY,
+	STMT_EVALGATE_TABLES,
+	STMT_DECISION_COUNT,
+	STMT_JOURNAL_DELETE,
+	STMT_JOURNAL_WAL,
 	STMT__MAX
 };
 extern const char *const store_sql[STMT__MAX];	/* static texts */
@@ -177,6 +184,14 @@ int		 store_kept_get(struct store *st, enum kept_kind k,
 /* Keeps a copy of row under key, inside a checked snapshot only. */
 void		 store_kept_put(struct store *st, enum kept_kind k,
 		    const char *key, const void *row);
+
+/* Takes the database open on db (of the file at path, for messages)
+ * to this program's schema version in one transaction: store_init()'s
+ * migration, and a restore's.  0 or -1 with e set. */
+int		 store_migrate(sqlite3 *db, const char *path,
+		    struct error *e);
+/* The schema version this program migrates to. */
+int		 store_schema_version(void);
 
 /* Adds units (if any) to the database's quota counter of an application
  * on a UTC day, inside the caller's transaction.  0 or -1. */

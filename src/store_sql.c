@@ -249,4 +249,13 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_USER_VERSION] = "PRAGMA user_version",
 	[STMT_INIT_BEGIN] = "BEGIN IMMEDIATE",
 	[STMT_READY] = "SELECT count(*) FROM sqlite_schema",
+	/* Backup and restore (store_backup.c). */
+	[STMT_INTEGRITY] = "PRAGMA integrity_check",
+	/* The tables every version of the schema has had. */
+	[STMT_EVALGATE_TABLES] = "SELECT count(*) FROM sqlite_schema"
+	    " WHERE type = 'table' AND name IN ('applications', 'api_keys',"
+	    " 'schemas', 'schema_versions', 'decisions', 'audit_log')",
+	[STMT_DECISION_COUNT] = "SELECT count(*) FROM decisions",
+	[STMT_JOURNAL_DELETE] = "PRAGMA journal_mode=DELETE",
+	[STMT_JOURNAL_WAL] = "PRAGMA journal_mode=WAL",
 };

@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 #include <sodium.h>
 
+#include "admin/backup.h"
 #include "auth.h"
 #include "buf.h"
 #include "calibration_render.h"
@@ -163,8 +164,25 @@ static const struct cli_cmd {
 	  OP_CALIBRATION, PRINT_REPORT, NULL,
 	  "calibration SCHEMA [--version N] [--question Q] [--since DATE] "
 	  "[--format text|json|html] [--target-accuracy X] [--apply]" },
+	{ { "backup", NULL }, { { "file", 0 } },
+	  { { "--force", "force", OPT_FLAG, 0 } },
+	  OP__MAX, PRINT_OBJECT, NULL, "backup FILE [--force]" },
+	{ { "restore", NULL }, { { "file", 0 } },
+	  { { "--replace-pepper", "replace_pepper", OPT_FLAG, 0 } },
+	  OP__MAX, PRINT_OBJECT, NULL, "restore FILE [--replace-pepper]" },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+/* The commands of the console alone, op OP__MAX in cmds[]: they work on
+ * whole files (admin/backup.c), not through the store's connection, and
+ * have no HTTP route. */
+static const struct {
+	const char	*word;
+	int		(*run)(const struct settings *, json_object *);
+} file_cmds[] = {
+	{ "backup", cmd_backup },
+	{ "restore", cmd_restore },
+};
 
 static const char *db_arg;	/* --db PATH, overrides SERVICE_DB_PATH */
 
@@ -578,6 +596,13 @@ main(int argc, char **argv)
 	if (c == NULL)
 		usage();
 	in = parse_args(c, argc - nwords, argv + nwords);
+	for (i = 0; c->op == OP__MAX && i < sizeof(file_cmds) /
+	    sizeof(file_cmds[0]); i++)
+		if (strcmp(file_cmds[i].word, c->words[0]) == 0) {
+			rc = file_cmds[i].run(&s, in);
+			json_object_put(in);
+			return rc;
+		}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (auth_init(s.pepper_file, (int)s.group_writable, &e) == -1 ||
 	    (ctx.st = store_open(&s, &e)) == NULL) {
