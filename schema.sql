@@ -8,7 +8,8 @@
 -- sql/migrate-4.sql adds, which SQLite cannot add only if missing, are
 -- not here: api_keys.secret_check, backends.max_in_flight; nor those of
 -- sql/migrate-5.sql: backends.max_options, concurrency, extra,
--- decision_answers.label_mass).
+-- decision_answers.label_mass; nor sql/migrate-6.sql's
+-- applications.retention_days and its two indexes of decisions by time).
 -- Times are integers: seconds since the epoch (UTC) unless named *_ms.
 -- The cache file (admission rows, key memo, cool-downs) is created by
 -- sql/cache.sql, not here: it may be deleted at any time.

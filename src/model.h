@@ -38,6 +38,8 @@ struct app {
 	int64_t	rate_per_minute;	/* 0: the default setting */
 	int64_t	daily_quota;		/* 0: the default setting */
 	int64_t	created_at;		/* epoch seconds */
+	int64_t	retention_days;		/* -1: SERVICE_RETENTION_DAYS,
+					 * 0: keep every decision */
 };
 
 struct key_row {

@@ -2,7 +2,7 @@
  * runs each (a mutation in one write transaction with its audit row),
  * and the checks the families share.  The operations themselves are in
  * ops_app.c (applications, keys), ops_backend.c, ops_schema.c (schemas,
- * grants), ops_template.c and ops_calibration.c. */
+ * grants), ops_template.c, ops_calibration.c and ops_retention.c. */
 #include "config.h"
 
 #include <stdio.h>
@@ -120,6 +120,9 @@ static const struct op_def {
 	[OP_TEMPLATE_LIST] = { "template.list", op_template_list, 0 },
 	[OP_TEMPLATE_RENDER] = { "template.render", op_template_render, 0 },
 	[OP_CALIBRATION] = { "calibration", ops_calibration, 0 },
+	/* Its steps are transactions of their own, then its audit row:
+	 * ops_retention.c. */
+	[OP_DECISIONS_PRUNE] = { "decisions.prune", op_decisions_prune, 0 },
 };
 
 /* What the audit row names: the first identifying member of the input. */

@@ -35,6 +35,7 @@ enum op {
 	OP_TEMPLATE_LIST,
 	OP_TEMPLATE_RENDER,
 	OP_CALIBRATION,		/* design.md section 14: ops_calibration.c */
+	OP_DECISIONS_PRUNE,	/* in steps, with its own audit row */
 	OP__MAX
 };
 

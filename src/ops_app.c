@@ -25,6 +25,8 @@ app_json(const struct app *a)
 	ju_add(o, "daily_quota", a->daily_quota ?
 	    ju_int(a->daily_quota) : NULL);
 	ju_add_time(o, "created_at", a->created_at * 1000);
+	ju_add(o, "retention_days", a->retention_days >= 0 ?
+	    ju_int(a->retention_days) : NULL);
 	return o;
 }
 
@@ -32,7 +34,7 @@ int
 op_app_create(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
-	struct app	 a = { 0 };
+	struct app	 a = { .retention_days = -1 };
 	const char	*name;
 
 	if (ju_req_str(in, "name", NAME_MAX_LEN, &name, e) == -1 ||
@@ -58,7 +60,7 @@ op_app_update(struct op_ctx *c, json_object *in, json_object **out,
 {
 	struct app	 a;
 	const char	*name;
-	int		 rate_null = 0, quota_null = 0;
+	int		 rate_null = 0, quota_null = 0, days_null = 0;
 
 	if (ju_req_str(in, "name", NAME_MAX_LEN, &name, e) == -1 ||
 	    ops_find_app(c, name, &a, e) == -1 ||
@@ -66,8 +68,12 @@ op_app_update(struct op_ctx *c, json_object *in, json_object **out,
 	    ju_opt_int(in, "rate_per_minute", 1, LIMIT_MAX,
 	    &a.rate_per_minute, &rate_null, e) == -1 ||
 	    ju_opt_int(in, "daily_quota", 1, LIMIT_MAX, &a.daily_quota,
-	    &quota_null, e) == -1)
+	    &quota_null, e) == -1 ||
+	    ju_opt_int(in, "retention_days", 0, RETENTION_DAYS_MAX,
+	    &a.retention_days, &days_null, e) == -1)
 		return -1;
+	if (days_null)
+		a.retention_days = -1;
 	if (rate_null)
 		a.rate_per_minute = 0;
 	if (quota_null)

@@ -20,6 +20,7 @@
 #define NAME_MAX_LEN	MODEL_NAME_MAX	/* applications, backends */
 #define SLUG_MAX_LEN	MODEL_NAME_MAX	/* schemas, templates */
 #define LIMIT_MAX	1000000000000LL	/* rates, quotas, versions */
+#define RETENTION_DAYS_MAX 1000000	/* as SERVICE_RETENTION_DAYS */
 #define LOWER_DIGITS	"abcdefghijklmnopqrstuvwxyz0123456789"
 #define UPPER_		"ABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 #define DIGITS		"0123456789"
@@ -68,6 +69,11 @@ int	op_template_publish(struct op_ctx *, json_object *, json_object **,
 int	op_template_list(struct op_ctx *, json_object *, json_object **,
 	    struct error *);
 int	op_template_render(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+
+/* ops_retention.c: not one transaction, but steps of its own and then
+ * its audit row (mutates 0 in the table of ops.c). */
+int	op_decisions_prune(struct op_ctx *, json_object *, json_object **,
 	    struct error *);
 
 /* Shared checks and lookups (ops.c). */

@@ -74,6 +74,8 @@ const struct route routes[ROUTE__MAX] = {
 	    OP_TEMPLATE_LIST, 200, NOSEG),
 	[ROUTE_ADMIN_TEMPLATE_RENDER] = ADMIN("POST", "/templates/{}/render",
 	    OP_TEMPLATE_RENDER, 200, TEXT("id")),
+	[ROUTE_ADMIN_PRUNE] = ADMIN("POST", "/decisions/prune",
+	    OP_DECISIONS_PRUNE, 200, NOSEG),
 
 	/* Administration with handlers of their own. */
 	[ROUTE_ADMIN_DECISIONS] = { .method = "GET",

@@ -64,6 +64,17 @@ static const struct setting table[] = {
 	  NUM(group_writable),
 	  "1: state files 0660 and directories 0770, for a web server and an "
 	  "operator sharing a group; 0: 0600 and 0700" },
+	{ "SERVICE_RETENTION_DAYS", K_LONG, "0", 0, 1000000, { NULL },
+	  NUM(retention_days), "days a decision is kept, unless set on its "
+	  "application; the workers prune older ones in small batches; 0 "
+	  "keeps everything" },
+	{ "SERVICE_RETENTION_DAYS_WITH_OUTCOMES", K_LONG, "-1", -1, 1000000,
+	  { NULL }, NUM(retention_days_with_outcomes), "days a decision with "
+	  "an outcome is kept, if longer than the above; -1: as the above, "
+	  "0: forever" },
+	{ "SERVICE_STATE_RETENTION_DAYS", K_LONG, "0", 0, 1000000, { NULL },
+	  NUM(state_retention_days), "days a kept state (log_state) is kept; "
+	  "older ones are removed, the decision stays; 0 keeps them" },
 #ifdef EVALGATE_TEST_HOOKS
 	{ "SERVICE_TEST_CLOCK_FILE", K_PATH, "", 0, 0, { NULL },
 	  STR(test_clock_file),

@@ -22,6 +22,10 @@ struct settings {
 	long	workers;		/* the web server's pool */
 	char	shm_path[4096];		/* the host's shared memory */
 	long	group_writable;		/* 1: state files 0660, else 0600 */
+	long	retention_days;		/* 0: keep every decision */
+	long	retention_days_with_outcomes;	/* -1: as retention_days,
+						 * 0: forever */
+	long	state_retention_days;	/* 0: keep every kept state */
 #ifdef EVALGATE_TEST_HOOKS
 	char	test_clock_file[4096];	/* --enable-test-hooks only */
 #endif

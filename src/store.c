@@ -31,6 +31,7 @@ static const char *const migrations[] = {
 	migrate_3_sql,		/* the catalog generation and its triggers */
 	migrate_4_sql,		/* keys' keyed hash, backends' in-flight cap */
 	migrate_5_sql,		/* openai options, answers' label mass */
+	migrate_6_sql,		/* retention: per application, indexes */
 };
 #define SCHEMA_VERSION (int)(sizeof(migrations) / sizeof(migrations[0]))
 
@@ -316,7 +317,11 @@ store_init(const struct settings *s, struct error *e)
 	if ((db = open_db(s->db_path, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE, e)) == NULL)
 		return -1;
-	if (pragmas(db, e) == -1 || store_migrate(db, s->db_path, e) == -1)
+	/* A new file gets incremental auto-vacuum, which only counts
+	 * before its first table and before it turns to WAL; an existing
+	 * one keeps its mode (evalgate-admin compact changes it). */
+	if (exec(db, store_sql[STMT_AUTO_VACUUM], e, "auto_vacuum") == -1 ||
+	    pragmas(db, e) == -1 || store_migrate(db, s->db_path, e) == -1)
 		goto out;
 	rc = attach_cache(db, s, e);
 out:
@@ -393,6 +398,7 @@ store_idle(struct store *st)
 			st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
 			st->ckpt[i].due = 0;
 		}
+	store_retain(st);
 }
 
 /* Closes the connection and forgets its statements. */

@@ -37,7 +37,8 @@ struct store *store_open_lazy(const struct settings *s);
  * STORE_RETRY_MS. */
 void	 store_maintain(struct store *st);
 /* After a request is answered: the work that need not delay an answer
- * (a WAL checkpoint the last commits made due). */
+ * (a WAL checkpoint the last commits made due, a step of automatic
+ * retention every STORE_RETAIN_REQUESTS requests or STORE_RETAIN_MS). */
 void	 store_idle(struct store *st);
 void	 store_close(struct store *st);
 /* Whether a decision could be written to each file now (design.md
@@ -261,6 +262,37 @@ int	 store_backup_check(const char *path, struct store_copy *c,
  * is unsound or the database in use.  0 or -1 with e set. */
 int	 store_restore(const struct settings *s, const char *from,
 	    struct store_copy *c, struct error *e);
+
+/* Retention (design.md sections 10 and 16).
+ *
+ * The decisions a prune deletes, and where it stands: those created
+ * before before_ms (of app_id; 0: of every application), but one with
+ * an outcome only if it was created before outcome_before_ms too (0:
+ * never).  The cursor starts zeroed, at the oldest. */
+struct prune_range {
+	int64_t	before_ms;
+	int64_t	app_id;
+	int64_t	outcome_before_ms;
+	int64_t	cursor_ms;		/* created_at_ms of the last seen */
+	char	cursor_id[UUID7_LEN + 1];	/* and its id; "": none */
+};
+/* One step: examines the next STORE_PRUNE_BATCH decisions of q after
+ * its cursor and deletes those to prune, with their answers and
+ * outcomes, in one short write transaction of its own, then moves the
+ * cursor.  Adds the number deleted to *deleted.  1: more may follow,
+ * 0: q is done, -1: failed (the steps before stay done). */
+int	 store_prune_step(struct store *st, struct prune_range *q,
+	    int64_t *deleted, struct error *e);
+/* Gives the pages the deletions freed back to the file system, at most
+ * max_steps of STORE_VACUUM_PAGES, each its own short transaction, and
+ * checkpoints the WAL so that the file shrinks.  A file without
+ * incremental auto-vacuum (made before it, not compacted) keeps its
+ * size and reuses the pages.  0 or -1. */
+int	 store_vacuum(struct store *st, int max_steps, struct error *e);
+/* Offline: rewrites the database of s with incremental auto-vacuum
+ * (VACUUM; needs as much free disk again).  Refused while a process has
+ * it open.  0 or -1. */
+int	 store_compact(const struct settings *s, struct error *e);
 
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,

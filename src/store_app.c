@@ -17,6 +17,8 @@ read_app(sqlite3_stmt *stmt, struct app *a)
 	a->rate_per_minute = sqlite3_column_int64(stmt, 4);
 	a->daily_quota = sqlite3_column_int64(stmt, 5);
 	a->created_at = sqlite3_column_int64(stmt, 6);
+	a->retention_days = sqlite3_column_type(stmt, 7) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(stmt, 7);
 }
 
 static void
@@ -61,6 +63,10 @@ store_app_update(struct store *st, const struct app *a, struct error *e)
 	sqlite3_bind_int(stmt, 2, a->log_state);
 	store_bind_optional(stmt, 3, a->rate_per_minute);
 	store_bind_optional(stmt, 4, a->daily_quota);
+	if (a->retention_days >= 0)
+		sqlite3_bind_int64(stmt, 5, a->retention_days);
+	else
+		sqlite3_bind_null(stmt, 5);
 	return store_exec_stmt(st, stmt, e, "update application");
 }
 

@@ -16,6 +16,7 @@ extern const char migrate_2_sql[];	/* sql/migrate-2.sql */
 extern const char migrate_3_sql[];	/* sql/migrate-3.sql */
 extern const char migrate_4_sql[];	/* sql/migrate-4.sql */
 extern const char migrate_5_sql[];	/* sql/migrate-5.sql */
+extern const char migrate_6_sql[];	/* sql/migrate-6.sql */
 
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_WAL_LIMIT	(4 << 20)	/* bytes a WAL is cut back to */
@@ -24,6 +25,12 @@ extern const char migrate_5_sql[];	/* sql/migrate-5.sql */
 #define STORE_CKPT_WAIT_MS 50		/* a checkpoint waits for readers */
 #define STORE_READY_WAIT_MS 250		/* readiness waits for a write lock */
 #define STORE_READY_FULL_MS 1000	/* a full disk met is not ready */
+#define STORE_PRUNE_BATCH 500		/* decisions one prune step examines */
+#define STORE_VACUUM_PAGES 128		/* pages one vacuum step frees, as
+					 * STMT_VACUUM_STEP says */
+#define STORE_RETAIN_REQUESTS 64	/* a worker's retention step is due */
+#define STORE_RETAIN_MS	2000		/* after so many requests or ms */
+#define STORE_RETAIN_WAIT_MS 50		/* it waits for a lock, then gives up */
 
 struct kept;
 
@@ -100,6 +107,16 @@ enum stmt {
 	STMT_OUTCOME_INSERT,
 	STMT_DECISION_PAGE,
 	STMT_CALIBRATION_ROWS,
+	/* Retention (store_retention.c). */
+	STMT_PRUNE_PICK,
+	STMT_PRUNE_PICK_APP,
+	STMT_PRUNE_OUTCOMES,
+	STMT_PRUNE_ANSWERS,
+	STMT_PRUNE_DECISION,
+	STMT_STATE_CLEAR,
+	STMT_RETAIN_NEXT_APP,
+	STMT_VACUUM_STEP,
+	STMT_FREELIST,
 	/* Setting up (store.c), on connections of their own too: run
 	 * directly from their text, never kept. */
 	STMT_ATTACH_CACHE,
@@ -113,6 +130,8 @@ enum stmt {
 	STMT_DECISION_COUNT,
 	STMT_JOURNAL_DELETE,
 	STMT_JOURNAL_WAL,
+	STMT_AUTO_VACUUM,
+	STMT_VACUUM,
 	STMT__MAX
 };
 extern const char *const store_sql[STMT__MAX];	/* static texts */
@@ -143,6 +162,15 @@ struct store {
 		int	 next;		/* WAL frames at which one is due */
 		int	 seen;		/* WAL frames at the last commit */
 	} ckpt[2];
+	/* Automatic retention (store_retention.c): one step after the
+	 * answer has gone, every STORE_RETAIN_REQUESTS requests or
+	 * STORE_RETAIN_MS, on one application at a time. */
+	struct {
+		int64_t		 requests;	/* answered since the last */
+		int64_t		 next_us;	/* due from then anyway */
+		int64_t		 app_id;	/* being pruned, 0: none */
+		struct prune_range q;		/* its range and cursor */
+	} retain;
 };
 
 /* Statement id, prepared on first use and kept until the connection
@@ -192,6 +220,8 @@ int		 store_migrate(sqlite3 *db, const char *path,
 		    struct error *e);
 /* The schema version this program migrates to. */
 int		 store_schema_version(void);
+/* store_idle(): a step of automatic retention when one is due. */
+void		 store_retain(struct store *st);
 
 /* Adds units (if any) to the database's quota counter of an application
  * on a UTC day, inside the caller's transaction.  0 or -1. */

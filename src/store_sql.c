@@ -11,7 +11,7 @@
 #include "store_internal.h"
 
 #define APP_COLS "id, name, log_state, is_admin, rate_per_minute," \
-	" daily_quota, created_at"
+	" daily_quota, created_at, retention_days"
 #define KEY_COLS "prefix, app_id, hash, created_at, expires_at, revoked_at," \
 	" secret_check"
 #define BACKEND_COLS "id, name, kind, model, auth_env, description," \
@@ -44,7 +44,7 @@ const char *const store_sql[STMT__MAX] = {
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	[STMT_APP_UPDATE] =
 	    "UPDATE applications SET log_state = ?2, rate_per_minute = ?3,"
-	    " daily_quota = ?4 WHERE id = ?1",
+	    " daily_quota = ?4, retention_days = ?5 WHERE id = ?1",
 	[STMT_APP_BY_NAME] =
 	    "SELECT " APP_COLS " FROM applications WHERE name = ?1",
 	[STMT_APP_BY_ID] =
@@ -243,6 +243,40 @@ const char *const store_sql[STMT__MAX] = {
 	    " AND d.created_at_ms >= ?3 AND (?4 IS NULL OR a.question = ?4)"
 	    " ORDER BY d.id, a.position",
 
+	/* Retention (store_retention.c).  A prune step picks the next
+	 * decisions after its cursor, oldest first, whether each has an
+	 * outcome, and deletes them one by one: ?1 before, ?2 application,
+	 * ?3 and ?4 the cursor, ?5 how many. */
+	[STMT_PRUNE_PICK] =
+	    "SELECT d.id, d.created_at_ms,"
+	    " EXISTS (SELECT 1 FROM outcomes o WHERE o.decision_id = d.id)"
+	    " FROM decisions d WHERE d.created_at_ms < ?1"
+	    " AND (d.created_at_ms, d.id) > (?3, ?4)"
+	    " ORDER BY d.created_at_ms, d.id LIMIT ?5",
+	[STMT_PRUNE_PICK_APP] =
+	    "SELECT d.id, d.created_at_ms,"
+	    " EXISTS (SELECT 1 FROM outcomes o WHERE o.decision_id = d.id)"
+	    " FROM decisions d WHERE d.app_id = ?2 AND d.created_at_ms < ?1"
+	    " AND (d.created_at_ms, d.id) > (?3, ?4)"
+	    " ORDER BY d.created_at_ms, d.id LIMIT ?5",
+	[STMT_PRUNE_OUTCOMES] = "DELETE FROM outcomes WHERE decision_id = ?1",
+	[STMT_PRUNE_ANSWERS] =
+	    "DELETE FROM decision_answers WHERE decision_id = ?1",
+	[STMT_PRUNE_DECISION] = "DELETE FROM decisions WHERE id = ?1",
+	/* The oldest ?2 states kept before ?1 (decisions_state_time). */
+	[STMT_STATE_CLEAR] =
+	    "UPDATE decisions SET state = NULL WHERE id IN (SELECT id"
+	    " FROM decisions WHERE state IS NOT NULL AND created_at_ms < ?1"
+	    " ORDER BY created_at_ms LIMIT ?2)",
+	/* The next application after id ?1 whose decisions expire, and
+	 * after how many days (?2: SERVICE_RETENTION_DAYS). */
+	[STMT_RETAIN_NEXT_APP] =
+	    "SELECT id, coalesce(retention_days, ?2) FROM applications"
+	    " WHERE id > ?1 AND coalesce(retention_days, ?2) > 0"
+	    " ORDER BY id LIMIT 1",
+	[STMT_VACUUM_STEP] = "PRAGMA incremental_vacuum(128)",
+	[STMT_FREELIST] = "PRAGMA freelist_count",
+
 	/* Setting up (store.c), on connections of their own too: run
 	 * directly from their text, never kept. */
 	[STMT_ATTACH_CACHE] = "ATTACH DATABASE ?1 AS cache",
@@ -258,4 +292,8 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_DECISION_COUNT] = "SELECT count(*) FROM decisions",
 	[STMT_JOURNAL_DELETE] = "PRAGMA journal_mode=DELETE",
 	[STMT_JOURNAL_WAL] = "PRAGMA journal_mode=WAL",
+	/* Before a new file's first table (store_init), or before VACUUM
+	 * rewrites an old one (store_compact). */
+	[STMT_AUTO_VACUUM] = "PRAGMA auto_vacuum=INCREMENTAL",
+	[STMT_VACUUM] = "VACUUM",
 };

@@ -80,10 +80,17 @@ static const struct cli_cmd {
 	{ { "app", "update" }, { { "name", 0 } },
 	  { { "--log-state", "log_state", OPT_ON_OFF, 0 },
 	    { "--rate-per-minute", "rate_per_minute", OPT_INT_OR_DEFAULT, 0 },
-	    { "--daily-quota", "daily_quota", OPT_INT_OR_DEFAULT, 0 } },
+	    { "--daily-quota", "daily_quota", OPT_INT_OR_DEFAULT, 0 },
+	    { "--retention-days", "retention_days", OPT_INT_OR_DEFAULT, 0 } },
 	  OP_APP_UPDATE, PRINT_OBJECT, NULL,
 	  "app update NAME [--log-state on|off] [--rate-per-minute N|default] "
-	  "[--daily-quota N|default]" },
+	  "[--daily-quota N|default] [--retention-days N|default]" },
+	{ { "decisions", "prune" }, { { NULL, 0 } },
+	  { { "--before", "before", OPT_STRING, 1 },
+	    { "--app", "application", OPT_STRING, 0 },
+	    { "--keep-with-outcomes", "keep_with_outcomes", OPT_FLAG, 0 } },
+	  OP_DECISIONS_PRUNE, PRINT_BARE, "deleted",
+	  "decisions prune --before DATE [--app NAME] [--keep-with-outcomes]" },
 	{ { "app", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_APP_LIST, PRINT_TABLE, NULL, "app list" },
 	{ { "key", "issue" }, { { "application", 0 } },
@@ -192,7 +199,7 @@ usage(void)
 	size_t i;
 
 	fprintf(stderr, "usage: evalgate-admin [--db PATH] COMMAND\n"
-	    "commands:\n  init\n");
+	    "commands:\n  init\n  compact\n");
 	for (i = 0; i < NCMDS; i++)
 		fprintf(stderr, "  %s\n", cmds[i].usage);
 	exit(2);
@@ -550,6 +557,28 @@ cmd_init(const struct settings *s)
 	return 0;
 }
 
+/* Offline: the gateway stopped, rewrites the database with incremental
+ * auto-vacuum (design.md section 16, item 8). */
+static int
+cmd_compact(const struct settings *s)
+{
+	struct error	e = { 0 };
+	struct stat	before, after;
+
+	if (stat(s->db_path, &before) == -1)
+		memset(&before, 0, sizeof(before));
+	if (store_compact(s, &e) == -1) {
+		refused(&e);
+		error_clear(&e);
+		return 1;
+	}
+	if (stat(s->db_path, &after) == -1)
+		memset(&after, 0, sizeof(after));
+	printf("database %s compacted: %lld bytes, was %lld\n", s->db_path,
+	    (long long)after.st_size, (long long)before.st_size);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -589,6 +618,11 @@ main(int argc, char **argv)
 		if (argc != 1)
 			usage();
 		return cmd_init(&s);
+	}
+	if (strcmp(argv[0], "compact") == 0) {
+		if (argc != 1)
+			usage();
+		return cmd_compact(&s);
 	}
 	for (i = 0; i < NCMDS && c == NULL; i++)
 		if ((nwords = cmd_words(&cmds[i], argc, argv)) > 0)

@@ -35,6 +35,7 @@ main(void)
 		{ migrate_3_sql, "sql/migrate-3.sql" },
 		{ migrate_4_sql, "sql/migrate-4.sql" },
 		{ migrate_5_sql, "sql/migrate-5.sql" },
+		{ migrate_6_sql, "sql/migrate-6.sql" },
 		{ "ATTACH DATABASE ':memory:' AS cache", "attach a cache" },
 		{ cache_sql, "sql/cache.sql" },
 	};

@@ -1,0 +1,246 @@
+/* store_retention.c: what keeps the database bounded (design.md
+ * sections 4, 10 and 16): pruning decisions in small steps, each its
+ * own short write transaction, so that no evaluation waits long behind
+ * it and an interrupted prune can simply be run again; the workers'
+ * automatic retention after the answer has gone; clearing old kept
+ * states; giving the freed pages back (incremental vacuum); and the
+ * offline compaction that turns an old file to incremental
+ * auto-vacuum. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "settings.h"
+#include "store_internal.h"
+
+#define DAY_MS		86400000LL
+/* SQLite's unix VFS: every connection holds a read lock on this byte of
+ * the WAL index (the -shm file) for as long as it is open. */
+
+int
+store_prune_step(struct store *st, struct prune_range *q, int64_t *deleted,
+    struct error *e)
+{
+	static const enum stmt del[] = { STMT_PRUNE_OUTCOMES,
+	    STMT_PRUNE_ANSWERS, STMT_PRUNE_DECISION };
+	char		 ids[STORE_PRUNE_BATCH][UUID7_LEN + 1];
+	char		 last_id[UUID7_LEN + 1];
+	sqlite3_stmt	*stmt;
+	int64_t		 t, last_ms = q->cursor_ms;
+	int		 rc, seen = 0, n = 0, has_outcome;
+	size_t		 i, j;
+
+	snprintf(last_id, sizeof(last_id), "%s", q->cursor_id);
+	if (store_begin(st, e) == -1)
+		return -1;
+	if ((stmt = store_stmt(st, q->app_id ? STMT_PRUNE_PICK_APP :
+	    STMT_PRUNE_PICK, e)) == NULL)
+		goto fail;
+	sqlite3_bind_int64(stmt, 1, q->before_ms);
+	sqlite3_bind_int64(stmt, 2, q->app_id);
+	sqlite3_bind_int64(stmt, 3, q->cursor_ms);
+	sqlite3_bind_text(stmt, 4, q->cursor_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(stmt, 5, STORE_PRUNE_BATCH);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		store_col_text(stmt, 0, last_id, sizeof(last_id));
+		t = last_ms = sqlite3_column_int64(stmt, 1);
+		has_outcome = sqlite3_column_int(stmt, 2);
+		seen++;
+		if (!has_outcome || t < q->outcome_before_ms)
+			memcpy(ids[n++], last_id, sizeof(last_id));
+	}
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_DONE) {
+		store_fail(st, e, "pick decisions to prune");
+		goto fail;
+	}
+	/* Outcomes and answers first: they refer to the decision. */
+	for (i = 0; i < (size_t)n; i++)
+		for (j = 0; j < sizeof(del) / sizeof(del[0]); j++) {
+			if ((stmt = store_stmt(st, del[j], e)) == NULL)
+				goto fail;
+			sqlite3_bind_text(stmt, 1, ids[i], -1, SQLITE_STATIC);
+			if (store_exec_stmt(st, stmt, e, "prune") == -1)
+				goto fail;
+		}
+	if (store_commit(st, e) == -1)
+		return -1;
+	q->cursor_ms = last_ms;
+	snprintf(q->cursor_id, sizeof(q->cursor_id), "%s", last_id);
+	*deleted += n;
+	return seen == STORE_PRUNE_BATCH;
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+/* One step of incremental vacuum: 1 pages were freed, 0 none was left
+ * to free, -1 failed. */
+static int
+vacuum_step(struct store *st, struct error *e)
+{
+	sqlite3_stmt	*stmt;
+	int64_t		 free_pages = 0;
+
+	store_read_end(st);
+	if ((stmt = store_stmt(st, STMT_FREELIST, e)) == NULL)
+		return -1;
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		free_pages = sqlite3_column_int64(stmt, 0);
+	sqlite3_reset(stmt);
+	if (free_pages == 0)
+		return 0;
+	if ((stmt = store_stmt(st, STMT_VACUUM_STEP, e)) == NULL ||
+	    store_exec_stmt(st, stmt, e, "incremental vacuum") == -1)
+		return -1;
+	return 1;
+}
+
+int
+store_vacuum(struct store *st, int max_steps, struct error *e)
+{
+	int i, rc = 1;
+
+	for (i = 0; i < max_steps && rc == 1; i++)
+		if ((rc = vacuum_step(st, e)) == -1)
+			return -1;
+	/* The file is cut to its new size when a checkpoint has copied
+	 * the whole WAL back; it waits for readers only briefly. */
+	st->busy_limit_ms = STORE_CKPT_WAIT_MS;
+	sqlite3_wal_checkpoint_v2(st->db, "main", SQLITE_CHECKPOINT_RESTART,
+	    NULL, NULL);
+	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
+	return 0;
+}
+
+/* The state kept by the oldest decisions created before before_ms, a
+ * batch of them, in a transaction of its own. */
+static int
+state_step(struct store *st, int64_t before_ms, struct error *e)
+{
+	sqlite3_stmt *stmt;
+
+	if (store_begin(st, e) == -1)
+		return -1;
+	if ((stmt = store_stmt(st, STMT_STATE_CLEAR, e)) == NULL)
+		goto fail;
+	sqlite3_bind_int64(stmt, 1, before_ms);
+	sqlite3_bind_int(stmt, 2, STORE_PRUNE_BATCH);
+	if (store_exec_stmt(st, stmt, e, "clear states") == -1)
+		goto fail;
+	return store_commit(st, e);
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+/* Sets up the range of the next application (after after_id) whose
+ * decisions expire: 1, or 0 when none does. */
+static int
+next_app(struct store *st, int64_t after_id, int64_t now,
+    struct error *e)
+{
+	const struct settings	*s = st->settings;
+	struct prune_range	*q = &st->retain.q;
+	sqlite3_stmt		*stmt;
+	int64_t			 days, keep;
+
+	if ((stmt = store_stmt(st, STMT_RETAIN_NEXT_APP, e)) == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, after_id);
+	sqlite3_bind_int64(stmt, 2, s->retention_days);
+	if (sqlite3_step(stmt) != SQLITE_ROW) {
+		sqlite3_reset(stmt);
+		return 0;
+	}
+	memset(q, 0, sizeof(*q));
+	q->app_id = sqlite3_column_int64(stmt, 0);
+	days = sqlite3_column_int64(stmt, 1);
+	sqlite3_reset(stmt);
+	q->before_ms = now - days * DAY_MS;
+	/* One with an outcome: as long as the others, or longer. */
+	keep = s->retention_days_with_outcomes;
+	q->outcome_before_ms = keep == -1 ? q->before_ms : keep == 0 ? 0 :
+	    now - (keep > days ? keep : days) * DAY_MS;
+	st->retain.app_id = q->app_id;
+	return 1;
+}
+
+void
+store_retain(struct store *st)
+{
+	const struct settings	*s = st->settings;
+	struct error		 e = { 0 };
+	int64_t			 now_us = clock_mono_us(), now, deleted = 0;
+	int64_t			 app;
+	int			 rc;
+
+	if (++st->retain.requests < STORE_RETAIN_REQUESTS &&
+	    now_us < st->retain.next_us)
+		return;
+	st->retain.requests = 0;
+	st->retain.next_us = now_us + STORE_RETAIN_MS * 1000LL;
+	now = clock_now_ms();
+	/* Never long behind a writer: given up, it is tried next time. */
+	st->busy_limit_ms = STORE_RETAIN_WAIT_MS;
+	if (s->state_retention_days > 0)
+		(void)state_step(st, now - s->state_retention_days * DAY_MS,
+		    &e);
+	error_clear(&e);
+	if (st->retain.app_id == 0) {
+		/* After the last application, from the first again. */
+		app = st->retain.q.app_id;
+		if ((rc = next_app(st, app, now, &e)) == 0 && app != 0)
+			rc = next_app(st, 0, now, &e);
+		if (rc != 1)
+			goto out;
+	}
+	if ((rc = store_prune_step(st, &st->retain.q, &deleted, &e)) == 0)
+		st->retain.app_id = 0;	/* done: the next one next time */
+	if (deleted > 0)
+		(void)vacuum_step(st, &e);
+out:
+	error_clear(&e);
+	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
+}
+
+int
+store_compact(const struct settings *s, struct error *e)
+{
+	sqlite3	*db = NULL;
+	long	 pid;
+	int	 rc = -1;
+
+	if (store_in_use(s->db_path, &pid))
+		return error_set(e, ERR_CONFLICT, NULL, "%s is open by a "
+		    "running gateway (or another evalgate-admin, pid %ld): "
+		    "stop the web server first", s->db_path, pid);
+	if (access(s->db_path, F_OK) == -1)
+		return error_set(e, ERR_NOT_FOUND, NULL, "%s: %s", s->db_path,
+		    strerror(errno));
+	if (sqlite3_open_v2(s->db_path, &db, SQLITE_OPEN_READWRITE, NULL) !=
+	    SQLITE_OK) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "cannot open %s: %s",
+		    s->db_path, db ? sqlite3_errmsg(db) : "out of memory");
+		goto out;
+	}
+	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
+	if (sqlite3_exec(db, store_sql[STMT_AUTO_VACUUM], NULL, NULL, NULL) !=
+	    SQLITE_OK ||
+	    sqlite3_exec(db, store_sql[STMT_VACUUM], NULL, NULL, NULL) !=
+	    SQLITE_OK) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "%s: VACUUM: %s (it needs "
+		    "as much free disk again as the file)", s->db_path,
+		    sqlite3_errmsg(db));
+		goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_close(db);
+	return rc;
+}
