@@ -144,16 +144,49 @@ fastcgi.server = ( "/" => ((
             "max_kb": max_kb}
 
     def start(self):
-        conf = os.path.join(self.dir, "lighttpd.conf")
-        with open(conf, "w") as f:
-            f.write(self.config())
-        self.proc = subprocess.Popen(["lighttpd", "-D", "-f", conf],
-                                     stdout=subprocess.DEVNULL,
-                                     stderr=open(os.path.join(
-                                         self.dir, "lighttpd.out"), "w"))
-        if not wait_port(self.port):
-            raise RuntimeError("lighttpd did not start: " + self.log())
-        return self.wait_ready()
+        # free_port() cannot hold a port: a test running beside this
+        # one may bind it first.  lighttpd then cannot, and the port
+        # answers for someone else; try again on new ports.
+        for attempt in range(3):
+            conf = os.path.join(self.dir, "lighttpd.conf")
+            with open(conf, "w") as f:
+                f.write(self.config())
+            out = os.path.join(self.dir, "lighttpd.out")
+            self.proc = subprocess.Popen(["lighttpd", "-D", "-f", conf],
+                                         stdout=subprocess.DEVNULL,
+                                         stderr=open(out, "w"))
+            if wait_port(self.port) and not self.bind_failed():
+                try:
+                    return self.wait_ready()
+                except RuntimeError:
+                    if not self.bind_failed() or attempt == 2:
+                        raise
+            elif not self.bind_failed() or attempt == 2:
+                raise RuntimeError("lighttpd did not start: " + self.log())
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+            self.new_ports()
+        raise RuntimeError("lighttpd did not start: " + self.log())
+
+    def bind_failed(self):
+        """Whether lighttpd said it could not bind its sockets."""
+        time.sleep(0.05)
+        return "can't bind to socket" in self.log() and \
+            (self.proc is None or self.proc.poll() is not None)
+
+    def new_ports(self):
+        """Other free ports for the next start; the old logs go."""
+        self.port = free_port()
+        if self.admin_port:
+            self.admin_port = free_port()
+            self.env["SERVICE_ADMIN_LISTEN"] = "127.0.0.1:%d" % \
+                self.admin_port
+        for name in ("error.log", "lighttpd.out"):
+            try:
+                os.unlink(os.path.join(self.dir, name))
+            except OSError:
+                pass
 
     def wait_ready(self):
         """The workers are up once the health route answers."""
