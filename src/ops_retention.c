@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "clock.h"
 #include "json_util.h"
@@ -38,6 +39,8 @@ audit(struct op_ctx *c, json_object *in, int64_t n)
 	error_clear(&e);
 }
 
+#define PRUNE_PAUSE_NS	(2 * 1000000)	/* between steps: 2 ms */
+
 int
 op_decisions_prune(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
@@ -46,6 +49,7 @@ op_decisions_prune(struct op_ctx *c, json_object *in, json_object **out,
 	struct app		 a = { 0 };
 	const char		*before, *name = NULL;
 	int64_t			 deleted = 0;
+	struct timespec		 pause = { 0, PRUNE_PAUSE_NS };
 	int			 keep = 0, rc;
 
 	if (ju_req_str(in, "before", 64, &before, e) == -1 ||
@@ -61,8 +65,13 @@ op_decisions_prune(struct op_ctx *c, json_object *in, json_object **out,
 		    "no application named '%s'", name) : -1;
 	q.app_id = a.id;
 	q.outcome_before_ms = keep ? 0 : q.before_ms;
-	while ((rc = store_prune_step(c->st, &q, &deleted, e)) == 1)
-		;
+	/* Between steps: checkpoint what this prune wrote (or the
+	 * workers would, between their requests), and let the writers
+	 * that waited for the lock in before the next step. */
+	while ((rc = store_prune_step(c->st, &q, &deleted, e)) == 1) {
+		store_idle(c->st);
+		nanosleep(&pause, NULL);
+	}
 	if (deleted > 0 || rc == 0)
 		audit(c, in, deleted);
 	if (rc == -1 || store_vacuum(c->st, INT_MAX, e) == -1)

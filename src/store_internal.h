@@ -25,7 +25,7 @@ extern const char migrate_6_sql[];	/* sql/migrate-6.sql */
 #define STORE_CKPT_WAIT_MS 50		/* a checkpoint waits for readers */
 #define STORE_READY_WAIT_MS 250		/* readiness waits for a write lock */
 #define STORE_READY_FULL_MS 1000	/* a full disk met is not ready */
-#define STORE_PRUNE_BATCH 500		/* decisions one prune step examines */
+#define STORE_PRUNE_BATCH 200		/* decisions one prune step examines */
 #define STORE_VACUUM_PAGES 128		/* pages one vacuum step frees, as
 					 * STMT_VACUUM_STEP says */
 #define STORE_RETAIN_REQUESTS 64	/* a worker's retention step is due */
