@@ -119,16 +119,73 @@ check_date(const char *field, const char *date, struct error *e)
 	return error_set(e, ERR_VALIDATION, field, "must be a date YYYY-MM-DD");
 }
 
-/* Copies an optional string member into a fixed buffer ("" if absent). */
+/* An optional string member into a fixed buffer: absent, the buffer is
+ * kept; null, it is cleared (the default); else the string. */
 static int
-opt_copy(json_object *in, const char *key, char *buf, size_t size,
+field_str(json_object *in, const char *key, char *buf, size_t size,
     struct error *e)
 {
-	const char *v = NULL;
+	const char	*v = NULL;
+	json_object	*j;
 
+	if (!json_object_object_get_ex(in, key, &j))
+		return 0;
 	if (ju_opt_str(in, key, size - 1, &v, e) == -1)
 		return -1;
 	snprintf(buf, size, "%s", v ? v : "");
+	return 0;
+}
+
+/* An optional integer member: absent, kept; null, 0 (the default). */
+static int
+field_int(json_object *in, const char *key, int64_t min, int64_t max,
+    int64_t *out, struct error *e)
+{
+	int	 is_null = 0;
+
+	if (ju_opt_int(in, key, min, max, out, &is_null, e) == -1)
+		return -1;
+	if (is_null)
+		*out = 0;
+	return 0;
+}
+
+/* The fields that backend add and backend update share, from in into b,
+ * whose kind is k: each one given is checked and set (null: its
+ * default), the others are left as b has them; then b as a whole is
+ * checked.  Adding, the replicas are read whether given or not. */
+static int
+backend_fields(json_object *in, const struct backend_kind *k, int adding,
+    struct backend *b, struct error *e)
+{
+	if (((adding || json_object_object_get_ex(in, "urls", NULL)) &&
+	    backend_urls(in, k, b, e) == -1) ||
+	    field_str(in, "model", b->model, sizeof(b->model), e) == -1 ||
+	    field_str(in, "auth_env", b->auth_env, sizeof(b->auth_env),
+	    e) == -1 ||
+	    field_str(in, "description", b->description,
+	    sizeof(b->description), e) == -1 ||
+	    field_str(in, "release_date", b->release_date,
+	    sizeof(b->release_date), e) == -1 ||
+	    field_int(in, "timeout_ms", 100, 3600000, &b->timeout_ms,
+	    e) == -1 ||
+	    field_int(in, "max_in_flight", 1, MAX_IN_FLIGHT_MAX,
+	    &b->max_in_flight, e) == -1)
+		return -1;
+	if (ops_check_text("model", b->model, e) == -1 ||
+	    ops_check_text("description", b->description, e) == -1)
+		return -1;
+	if (*b->auth_env && !ops_spelled(b->auth_env, UPPER_, UPPER_ DIGITS))
+		return error_set(e, ERR_VALIDATION, "auth_env", "must be the "
+		    "name of an environment variable ([A-Z_][A-Z0-9_]*), not "
+		    "the key itself");
+	if (*b->release_date && check_date("release_date", b->release_date,
+	    e) == -1)
+		return -1;
+	/* A kind's own options (k->options); the kind checks the rest. */
+	if (backend_read_options(k, in, !adding, b, e) == -1 ||
+	    backend_check_add(k, in, b, e) == -1)
+		return -1;
 	return 0;
 }
 
@@ -162,48 +219,28 @@ int
 op_backend_add(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
-	struct backend			 b;
+	struct backend			*b;
 	const struct backend_kind	*k;
 	const char			*name, *kind;
+	int				 rc = -1;
 
-	memset(&b, 0, sizeof(b));
 	if (ju_req_str(in, "name", NAME_MAX_LEN, &name, e) == -1 ||
 	    ops_check_name("name", name, e) == -1 ||
-	    ju_req_str(in, "kind", sizeof(b.kind) - 1, &kind, e) == -1 ||
-	    check_kind(kind, &k, e) == -1 ||
-	    backend_urls(in, k, &b, e) == -1 ||
-	    opt_copy(in, "model", b.model, sizeof(b.model), e) == -1 ||
-	    opt_copy(in, "auth_env", b.auth_env, sizeof(b.auth_env), e) == -1 ||
-	    opt_copy(in, "description", b.description, sizeof(b.description),
-	    e) == -1 ||
-	    opt_copy(in, "release_date", b.release_date,
-	    sizeof(b.release_date), e) == -1 ||
-	    ju_opt_int(in, "timeout_ms", 100, 3600000, &b.timeout_ms, NULL,
-	    e) == -1 ||
-	    ju_opt_int(in, "max_in_flight", 1, MAX_IN_FLIGHT_MAX,
-	    &b.max_in_flight, NULL, e) == -1)
+	    ju_req_str(in, "kind", sizeof(b->kind) - 1, &kind, e) == -1 ||
+	    check_kind(kind, &k, e) == -1)
 		return -1;
-	if (ops_check_text("model", b.model, e) == -1 ||
-	    ops_check_text("description", b.description, e) == -1)
-		return -1;
-	if (*b.auth_env && !ops_spelled(b.auth_env, UPPER_, UPPER_ DIGITS))
-		return error_set(e, ERR_VALIDATION, "auth_env", "must be the "
-		    "name of an environment variable ([A-Z_][A-Z0-9_]*), not "
-		    "the key itself");
-	if (*b.release_date && check_date("release_date", b.release_date,
-	    e) == -1)
-		return -1;
-	snprintf(b.name, sizeof(b.name), "%s", name);
-	snprintf(b.kind, sizeof(b.kind), "%s", kind);
-	b.enabled = 1;
-	/* A kind's own options (k->options); the kind checks the rest. */
-	if (backend_read_options(k, in, 0, &b, e) == -1 ||
-	    backend_check_add(k, in, &b, e) == -1)
-		return -1;
-	if (store_backend_insert(c->st, &b, e) == -1)
-		return -1;
-	*out = backend_json(&b);
-	return 0;
+	if ((b = calloc(1, sizeof(*b))) == NULL)	/* 9 KiB */
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	snprintf(b->name, sizeof(b->name), "%s", name);
+	snprintf(b->kind, sizeof(b->kind), "%s", kind);
+	b->enabled = 1;
+	if (backend_fields(in, k, 1, b, e) == 0 &&
+	    store_backend_insert(c->st, b, e) == 0) {
+		*out = backend_json(b);
+		rc = 0;
+	}
+	free(b);
+	return rc;
 }
 
 static int
@@ -239,77 +276,96 @@ op_backend_disable(struct op_ctx *c, json_object *in, json_object **out,
 	return backend_set_enabled(c, in, 0, out, e);
 }
 
-/* A kind's options in an update: read into b (the backend as stored),
- * checked by the kind, and written.  Nothing to do without any. */
-static int
-update_options(struct op_ctx *c, json_object *in, const char *name,
-    struct error *e)
-{
-	const struct backend_kind	*k;
-	struct backend			*b;
-	int				 rc;
+/* Each published schema version on a backend must still fit it. */
+struct fit {
+	const struct backend	*b;
+	struct error		*e;	/* the first misfit */
+	int			 failed;
+};
 
-	if ((b = calloc(1, sizeof(*b))) == NULL)	/* 9 KiB */
-		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
-	if ((rc = store_backend_by_name(c->st, name, b, e)) == 1) {
-		k = backend_kind_find(b->kind);
-		rc = k == NULL ? error_set(e, ERR_INTERNAL, NULL, "backend "
-		    "'%s' has an unknown kind", name) :
-		    backend_read_options(k, in, 1, b, e) == -1 ||
-		    backend_check_add(k, in, b, e) == -1 ||
-		    store_backend_set_options(c->st, b, e) == -1 ? -1 : 1;
-	}
-	free(b);
-	return rc == 0 ? ops_not_found(e, "backend", name) : rc;
+static void
+schema_fits(const struct schema_version *v, void *arg)
+{
+	struct fit	*f = arg;
+	struct error	 why = { 0 };
+
+	if (f->failed || v->backend_id != f->b->id ||
+	    backend_check_schema(f->b, v->questions, &why) == 0)
+		return;
+	f->failed = 1;
+	error_set(f->e, ERR_VALIDATION, "max_options", "schema '%s' version "
+	    "%lld is published on this backend and would no longer fit: %s",
+	    v->slug, (long long)v->version, why.message);
+	error_clear(&why);
 }
 
-/* {name, enabled?, max_in_flight?, and the kind's options?} (at least
- * one; max_in_flight or an option null: the default): PATCH
- * /admin/v1/backends/NAME and `backend update`. */
+static int
+check_schemas(struct op_ctx *c, const struct backend *b, struct error *e)
+{
+	struct fit	 f = { b, e, 0 };
+
+	if (store_schema_each(c->st, NULL, schema_fits, &f, e) == -1)
+		return -1;
+	return f.failed ? -1 : 0;
+}
+
+/* What backend update may change (the kind is the backend's for good:
+ * another kind is another backend). */
+static const char *const updatable[] = { "enabled", "urls", "model",
+    "auth_env", "description", "release_date", "timeout_ms",
+    "max_in_flight", "max_options", "concurrency", "extra" };
+#define NUPDATABLE (sizeof(updatable) / sizeof(updatable[0]))
+
+/* {name, and at least one of updatable[]}: each given field replaces
+ * the stored one (null: its default), and the backend is checked whole,
+ * as backend add checks it: PATCH /admin/v1/backends/NAME and `backend
+ * update`. */
 int
 op_backend_update(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
-	/* The kinds' options (backend_read_options() refuses those of
-	 * another kind than the backend's). */
-	static const char *const options[] = { "max_options", "concurrency",
-	    "extra" };
-	struct backend	 b;
-	json_object	*enabled = NULL;
-	const char	*name;
-	int64_t		 max = 0;
-	size_t		 i;
-	int		 max_null = 0, rc, opts = 0;
+	const struct backend_kind	*k;
+	struct backend			*b;
+	json_object			*enabled = NULL;
+	const char			*name;
+	size_t				 i, given = 0;
+	int				 rc;
 
 	if (ju_req_str(in, "name", NAME_MAX_LEN, &name, e) == -1)
 		return -1;
+	if (json_object_object_get_ex(in, "kind", NULL))
+		return error_set(e, ERR_VALIDATION, "kind", "cannot be changed: "
+		    "add a backend of the other kind and publish the schemas "
+		    "on it");
 	if (json_object_object_get_ex(in, "enabled", &enabled) &&
 	    !json_object_is_type(enabled, json_type_boolean))
 		return error_set(e, ERR_VALIDATION, "enabled",
 		    "must be true or false");
-	for (i = 0; i < sizeof(options) / sizeof(options[0]); i++)
-		opts |= json_object_object_get_ex(in, options[i], NULL);
-	if (enabled == NULL && !opts &&
-	    !json_object_object_get_ex(in, "max_in_flight", NULL))
-		return error_set(e, ERR_VALIDATION, "enabled",
-		    "is required: true or false (or give max_in_flight, "
-		    "max_options, concurrency or extra)");
-	if (ju_opt_int(in, "max_in_flight", 1, MAX_IN_FLIGHT_MAX, &max,
-	    &max_null, e) == -1)
-		return -1;
-	if (opts && update_options(c, in, name, e) == -1)
-		return -1;
-	if (json_object_object_get_ex(in, "max_in_flight", NULL) &&
-	    (rc = store_backend_set_max_in_flight(c->st, name,
-	    max_null ? 0 : max, e)) != 1)
-		return rc == 0 ? ops_not_found(e, "backend", name) : -1;
-	if (enabled != NULL)
-		return backend_set_enabled(c, in,
-		    json_object_get_boolean(enabled), out, e);
-	if ((rc = store_backend_by_name(c->st, name, &b, e)) != 1)
-		return rc == 0 ? ops_not_found(e, "backend", name) : -1;
-	*out = backend_json(&b);
-	return 0;
+	for (i = 0; i < NUPDATABLE; i++)
+		given += json_object_object_get_ex(in, updatable[i], NULL);
+	if (given == 0)
+		return error_set(e, ERR_VALIDATION, "enabled", "nothing to change: "
+		    "give enabled, urls, model, auth_env, description, "
+		    "release_date, timeout_ms, max_in_flight or a kind's "
+		    "option");
+	if ((b = calloc(1, sizeof(*b))) == NULL)	/* 9 KiB */
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	if ((rc = store_backend_by_name(c->st, name, b, e)) == 0)
+		rc = ops_not_found(e, "backend", name);
+	else if (rc == 1 && (k = backend_kind_find(b->kind)) == NULL)
+		rc = error_set(e, ERR_INTERNAL, NULL, "backend '%s' has an "
+		    "unknown kind", name);
+	else if (rc == 1) {
+		if (enabled != NULL)
+			b->enabled = json_object_get_boolean(enabled);
+		rc = backend_fields(in, k, 0, b, e) == -1 ||
+		    check_schemas(c, b, e) == -1 ||
+		    store_backend_update(c->st, b, e) == -1 ? -1 : 0;
+		if (rc == 0)
+			*out = backend_json(b);
+	}
+	free(b);
+	return rc;
 }
 
 static void

@@ -102,13 +102,10 @@ int	 store_backend_insert(struct store *st, struct backend *b,
 	    struct error *e);
 int	 store_backend_set_enabled(struct store *st, const char *name,
 	    int enabled, struct error *e);	/* 1 done, 0 no such */
-/* max_in_flight 0: the default (half of SERVICE_WORKERS). */
-int	 store_backend_set_max_in_flight(struct store *st, const char *name,
-	    int64_t max_in_flight, struct error *e);	/* 1 done, 0 no such */
-/* The kinds' options of the backend named b->name from b (0 and "":
- * NULL, the default). */
-int	 store_backend_set_options(struct store *st, const struct backend *b,
-	    struct error *e);				/* 1 done, 0 no such */
+/* Every field of the backend b->id but its name and kind from b, its
+ * replicas included (0 and "": NULL, the default). */
+int	 store_backend_update(struct store *st, const struct backend *b,
+	    struct error *e);
 int	 store_backend_by_name(struct store *st, const char *name,
 	    struct backend *b, struct error *e);
 int	 store_backend_by_id(struct store *st, int64_t id, struct backend *b,

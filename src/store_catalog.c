@@ -131,11 +131,29 @@ read_replicas(struct store *st, struct backend *b, struct error *e)
 	return 0;
 }
 
+/* The replicas of the backend b->id, in their order. */
+static int
+insert_replicas(struct store *st, const struct backend *b, struct error *e)
+{
+	sqlite3_stmt	*stmt;
+	size_t		 i;
+
+	for (i = 0; i < b->nurls && i < BACKEND_MAX_URLS; i++) {
+		if ((stmt = store_stmt(st, STMT_REPLICA_INSERT, e)) == NULL)
+			return -1;
+		sqlite3_bind_int64(stmt, 1, b->id);
+		sqlite3_bind_int64(stmt, 2, (int64_t)i);
+		sqlite3_bind_text(stmt, 3, b->urls[i], -1, SQLITE_STATIC);
+		if (store_exec_stmt(st, stmt, e, "insert replica") == -1)
+			return -1;
+	}
+	return 0;
+}
+
 int
 store_backend_insert(struct store *st, struct backend *b, struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_BACKEND_INSERT, e);
-	size_t		 i;
 	int		 rc;
 
 	if (stmt == NULL)
@@ -161,16 +179,7 @@ store_backend_insert(struct store *st, struct backend *b, struct error *e)
 	if (rc != SQLITE_DONE)
 		return store_fail(st, e, "insert backend");
 	b->id = sqlite3_last_insert_rowid(st->db);
-	for (i = 0; i < b->nurls && i < BACKEND_MAX_URLS; i++) {
-		if ((stmt = store_stmt(st, STMT_REPLICA_INSERT, e)) == NULL)
-			return -1;
-		sqlite3_bind_int64(stmt, 1, b->id);
-		sqlite3_bind_int64(stmt, 2, (int64_t)i);
-		sqlite3_bind_text(stmt, 3, b->urls[i], -1, SQLITE_STATIC);
-		if (store_exec_stmt(st, stmt, e, "insert replica") == -1)
-			return -1;
-	}
-	return 0;
+	return insert_replicas(st, b, e);
 }
 
 int
@@ -187,31 +196,31 @@ store_backend_set_enabled(struct store *st, const char *name, int enabled,
 }
 
 int
-store_backend_set_max_in_flight(struct store *st, const char *name,
-    int64_t max_in_flight, struct error *e)
-{
-	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_SET_MAX_IN_FLIGHT, e);
-
-	if (stmt == NULL)
-		return -1;
-	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
-	store_bind_optional(stmt, 2, max_in_flight);
-	return exec_changes(st, stmt, e, "backend in-flight limit");
-}
-
-int
-store_backend_set_options(struct store *st, const struct backend *b,
+store_backend_update(struct store *st, const struct backend *b,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_SET_OPTIONS, e);
+	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_UPDATE, e);
 
 	if (stmt == NULL)
 		return -1;
-	sqlite3_bind_text(stmt, 1, b->name, -1, SQLITE_STATIC);
-	store_bind_optional(stmt, 2, b->max_options);
-	store_bind_optional(stmt, 3, b->concurrency);
-	bind_text_or_null(stmt, 4, b->extra);
-	return exec_changes(st, stmt, e, "backend options");
+	sqlite3_bind_int64(stmt, 1, b->id);
+	bind_text_or_null(stmt, 2, b->model);
+	bind_text_or_null(stmt, 3, b->auth_env);
+	sqlite3_bind_text(stmt, 4, b->description, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 5, b->release_date, -1, SQLITE_STATIC);
+	sqlite3_bind_int(stmt, 6, b->enabled != 0);
+	store_bind_optional(stmt, 7, b->timeout_ms);
+	store_bind_optional(stmt, 8, b->max_in_flight);
+	store_bind_optional(stmt, 9, b->max_options);
+	store_bind_optional(stmt, 10, b->concurrency);
+	bind_text_or_null(stmt, 11, b->extra);
+	if (store_exec_stmt(st, stmt, e, "update backend") == -1 ||
+	    (stmt = store_stmt(st, STMT_REPLICAS_DELETE, e)) == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, b->id);
+	if (store_exec_stmt(st, stmt, e, "delete replicas") == -1)
+		return -1;
+	return insert_replicas(st, b, e);
 }
 
 /* A one-backend lookup on a bound statement, replicas included. */

@@ -112,11 +112,13 @@ const char *const store_sql[STMT__MAX] = {
 	    " release_date, enabled, timeout_ms, created_at, max_in_flight,"
 	    " max_options, concurrency, extra)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-	[STMT_BACKEND_SET_MAX_IN_FLIGHT] =
-	    "UPDATE backends SET max_in_flight = ?2 WHERE name = ?1",
-	[STMT_BACKEND_SET_OPTIONS] =
-	    "UPDATE backends SET max_options = ?2, concurrency = ?3,"
-	    " extra = ?4 WHERE name = ?1",
+	[STMT_BACKEND_UPDATE] =
+	    "UPDATE backends SET model = ?2, auth_env = ?3, description = ?4,"
+	    " release_date = ?5, enabled = ?6, timeout_ms = ?7,"
+	    " max_in_flight = ?8, max_options = ?9, concurrency = ?10,"
+	    " extra = ?11 WHERE id = ?1",
+	[STMT_REPLICAS_DELETE] =
+	    "DELETE FROM backend_replicas WHERE backend_id = ?1",
 	[STMT_REPLICA_INSERT] =
 	    "INSERT INTO backend_replicas (backend_id, position, url)"
 	    " VALUES (?1, ?2, ?3)",

@@ -254,6 +254,43 @@ check "backend list shows both, lex enabled" \
 refused "backend disable of an unknown backend" "no backend named 'zz'" \
     backend disable zz
 
+# backend update: any option of backend add but --kind, checked as add
+# checks them, all or nothing.
+backend_row() {
+	sql "SELECT coalesce(model, '-') || ' ' || coalesce(auth_env, '-') ||
+	    ' ' || coalesce(timeout_ms, '-') || ' ' || description || ' ' ||
+	    (SELECT group_concat(url, ' ') FROM (SELECT url FROM
+	    backend_replicas r WHERE r.backend_id = b.id ORDER BY position))
+	    FROM backends b WHERE name = 'up'"
+}
+expect 0 "backend update replaces replicas, model, timeout, description" \
+    backend update up --url http://127.0.0.1:10 --model jev-2 \
+    --timeout-ms 7000 --description "second model"
+check "backend update stored every field given, the rest kept" \
+    test "$(backend_row)" = \
+    "jev-2 UPSTREAM_KEY 7000 second model http://127.0.0.1:10"
+check "backend update prints the backend" \
+    grep -qF 'urls: ["http://127.0.0.1:10"]' "$T/out"
+expect 0 "backend update --auth-env '' and --timeout-ms default clear them" \
+    backend update up --auth-env '' --timeout-ms default
+check "auth_env and timeout_ms are back to none and the default" \
+    test "$(backend_row)" = \
+    "jev-2 - - second model http://127.0.0.1:10"
+before=$(backend_row)
+refused "backend update refuses a bad URL, and changes nothing else" \
+    "urls\[0\]: " backend update up --model jev-3 --url ftp://x
+refused "backend update refuses a key given as auth-env" "auth_env: " \
+    backend update up --auth-env sk-live-abc123
+refused "backend update refuses URLs for a built-in backend" "urls: " \
+    backend update lex --url http://a.example
+refused "backend update of an unknown backend" "no backend named 'zz'" \
+    backend update zz --model m
+refused "backend update with nothing to change" "enabled: nothing to change" \
+    backend update up
+expect 2 "backend update --kind is bad usage" backend update up \
+    --kind lexical
+check "no refused update changed anything" test "$(backend_row)" = "$before"
+
 # Schemas.
 expect 0 "schema publish" schema publish mood --questions "$T/mood.json" \
     --backend lex
@@ -380,7 +417,7 @@ check "bad usage prints the command's usage" \
 audit=$(sql "SELECT action || '=' || count(*) FROM audit_log
     GROUP BY action ORDER BY action" | tr '\n' ' ')
 check "one audit row per mutation done" test "$audit" = \
-    "app.create=2 app.update=1 backend.add=2 backend.disable=1 backend.enable=1 grant=3 key.issue=1 key.revoke=1 schema.publish=3 template.publish=2 ungrant=2 "
+    "app.create=2 app.update=1 backend.add=2 backend.disable=1 backend.enable=1 backend.update=2 grant=3 key.issue=1 key.revoke=1 schema.publish=3 template.publish=2 ungrant=2 "
 check "audit rows name the console and their target" \
     test "$(sql "SELECT actor || ' ' || target FROM audit_log
     WHERE action = 'schema.publish' ORDER BY id LIMIT 1")" = "console mood"

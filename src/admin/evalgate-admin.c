@@ -34,6 +34,7 @@ enum opt_kind {
 	OPT_INT_OR_DEFAULT,	/* --x N|default: integer or null */
 	OPT_NUMBER,		/* --x 0.5 */
 	OPT_STRING,		/* --x text */
+	OPT_STRING_OR_NONE,	/* --x text|'': string, or null for '' */
 	OPT_STRINGS,		/* --x text, repeatable: array */
 	OPT_JSON,		/* --x '{"a":1}' */
 	OPT_FILE_JSON,		/* --x FILE holding JSON */
@@ -118,14 +119,22 @@ static const struct cli_cmd {
 	  "[--release-date YYYY-MM-DD] [--timeout-ms N] [--max-in-flight N] "
 	  "[--max-options N] [--concurrency N] [--extra-json FILE]" },
 	{ { "backend", "update" }, { { "name", 0 } },
-	  { { "--max-in-flight", "max_in_flight", OPT_INT_OR_DEFAULT, 0 },
+	  { { "--url", "urls", OPT_STRINGS, 0 },
+	    { "--model", "model", OPT_STRING_OR_NONE, 0 },
+	    { "--auth-env", "auth_env", OPT_STRING_OR_NONE, 0 },
+	    { "--description", "description", OPT_STRING_OR_NONE, 0 },
+	    { "--release-date", "release_date", OPT_STRING_OR_NONE, 0 },
+	    { "--timeout-ms", "timeout_ms", OPT_INT_OR_DEFAULT, 0 },
+	    { "--max-in-flight", "max_in_flight", OPT_INT_OR_DEFAULT, 0 },
 	    { "--max-options", "max_options", OPT_INT_OR_DEFAULT, 0 },
 	    { "--concurrency", "concurrency", OPT_INT_OR_DEFAULT, 0 },
 	    { "--extra-json", "extra", OPT_FILE_JSON, 0 } },
 	  OP_BACKEND_UPDATE, PRINT_OBJECT, NULL,
-	  "backend update NAME [--max-in-flight N|default] "
-	  "[--max-options N|default] [--concurrency N|default] "
-	  "[--extra-json FILE]" },
+	  "backend update NAME [--url URL]... [--model NAME|''] "
+	  "[--auth-env VAR|''] [--description TEXT|''] "
+	  "[--release-date YYYY-MM-DD|''] [--timeout-ms N|default] "
+	  "[--max-in-flight N|default] [--max-options N|default] "
+	  "[--concurrency N|default] [--extra-json FILE]" },
 	{ { "backend", "enable" }, { { "name", 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_BACKEND_ENABLE, PRINT_OBJECT, NULL, "backend enable NAME" },
 	{ { "backend", "disable" }, { { "name", 0 } }, { { NULL, NULL, 0, 0 } },
@@ -282,6 +291,10 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 		if (end == v || *end != '\0')
 			usage_of(c, "takes a number", o->flag);
 		return ju_must(json_object_new_double(d));
+	case OPT_STRING_OR_NONE:
+		if (*v == '\0')
+			return NULL;
+		/* FALLTHROUGH */
 	case OPT_STRING:
 	case OPT_STRINGS:
 		return ju_string(v);

@@ -289,6 +289,18 @@ def test_updates(t, g, adm, state):
     t.eq(r.json().get("enabled"), True, "answered enabled")
     models = g.get("/v1/models", key=state["key"]).json()["models"]
     t.ok(any(m["name"] == "lex" for m in models), "a model again", models)
+    r = adm.ok(t, "PATCH", "/admin/v1/backends/lex",
+               {"description": "the baseline, renamed",
+                "release_date": "2026-03-01"},
+               200, "backend.update", "describe it anew")
+    t.eq((r.json().get("description"), r.json().get("release_date"),
+          r.json().get("enabled")),
+         ("the baseline, renamed", "2026-03-01", True),
+         "answered with the new fields, the rest kept")
+    models = g.get("/v1/models", key=state["key"]).json()["models"]
+    t.ok(any(m["name"] == "lex" and "renamed" in json.dumps(m)
+             for m in models), "the workers list the new description",
+         models)
 
 
 def evaluate(g, key, text="my invoice is wrong"):
@@ -395,6 +407,12 @@ def test_refusals(t, g, adm):
          "enabled"),
         ("PATCH", "/admin/v1/backends/lex", {"enabled": "no"}, 422,
          "validation_error", "enabled"),
+        ("PATCH", "/admin/v1/backends/lex", {"kind": "systemone"}, 422,
+         "validation_error", "kind"),
+        ("PATCH", "/admin/v1/backends/lex", {"urls": ["http://a.example"]},
+         422, "validation_error", "urls"),
+        ("PATCH", "/admin/v1/backends/lex", {"timeout_ms": 5}, 422,
+         "validation_error", "timeout_ms"),
         ("POST", "/admin/v1/schemas/shopq/versions",
          {"questions": QUESTIONS}, 422, "validation_error", "backend"),
         ("POST", "/admin/v1/schemas/shopq/versions",

@@ -549,6 +549,26 @@ def test_option_refusals(t, g, fa, admin_key):
          "max_options, concurrency and extra")
 
 
+def test_update_fits(t, g):
+    """backend update is checked as add is, and against what is published
+    on the backend: "tri" (4 levels) is published on "main"."""
+    a = g.admin
+    row = "SELECT max_options, model FROM backends WHERE name = 'main'"
+    before = g.sql(row)
+    p = a("backend", "update", "main", "--max-options", "3", check=False)
+    refused(t, p, "--max-options 3 under a published 4-level schema",
+            "tri", "max_options")
+    p = a("backend", "update", "main", "--model", "", check=False)
+    refused(t, p, "removing the model of an openai backend", "model")
+    p = a("backend", "update", "main", "--max-options", "27", check=False)
+    refused(t, p, "backend update --max-options 27", "max")
+    t.eq(g.sql(row), before, "no refused update changed the backend")
+    p = a("backend", "update", "main", "--max-options", "4", check=False)
+    t.eq(p.returncode, 0, "--max-options 4 still fits every schema: "
+         "accepted")
+    a("backend", "update", "main", "--max-options", "8")
+
+
 WIDE = {"wide_q": {"type": "choice", "instructions": "which letter?",
                    "criteria": {"a": None, "b": None, "c": None,
                                 "d": None}}}
@@ -689,6 +709,7 @@ def main():
             t.run([test_failover], g, key, fa, fb)
             t.run([test_unset_auth_env], g, key, fa)
             t.run([test_publish_limit], g, admin_key)
+            t.run([test_update_fits], g)
             t.run([test_concurrency], g, key, fc)
             t.run([test_calibration], g, key, fa)
         log = g.log()
