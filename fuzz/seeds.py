@@ -14,6 +14,8 @@ Input formats (see each fuzz/fuzz_TARGET.c):
                byte, bit 0 escape_html, upper bits max_chars)
   upstream     an upstream answer for the demo questions, or
                questions NUL answer
+  openai       an openai server's reply, parsed for each of the demo
+               questions, or questions NUL reply
   query        size byte, query NUL name (size: low 6 bits, 1 to 64)
   route        method NUL path (without a NUL: GET and the path); the
                routes are read from src/routes.c
@@ -26,6 +28,7 @@ import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, "tests", "e2e"))
+import fake_openai  # noqa: E402
 import fake_upstream  # noqa: E402
 
 
@@ -218,6 +221,47 @@ def upstream_seeds():
         {"answers": fake_upstream.build_answers(many, {}), "usage": usage}))
 
 
+def openai_reply(tokens, usage=True):
+    """A chat completion whose first token's top_logprobs are tokens
+    (token, probability), as fake_openai.py answers."""
+    top = [fake_openai.token_entry(t, p) for t, p in tokens]
+    reply = {"id": "x", "object": "chat.completion", "choices": [{
+        "index": 0, "message": {"role": "assistant",
+                                "content": tokens[0][0]},
+        "logprobs": {"content": [dict(top[0], top_logprobs=top)]},
+        "finish_reason": "length"}]}
+    if usage:
+        reply["usage"] = {"prompt_tokens": 120, "completion_tokens": 1}
+    return compact(reply)
+
+
+def openai_seeds():
+    """Replies to the demo questions (choice A..C, score 0..3, noul
+    yes/no), or questions NUL reply."""
+    yield "letters", openai_reply([("A", 0.5), ("B", 0.3), ("C", 0.15),
+                                   ("The", 0.05)])
+    yield "digits", openai_reply([("0", 0.1), ("1", 0.2), ("2", 0.3),
+                                  ("3", 0.4)], usage=False)
+    yield "yes-no", openai_reply([("yes", 0.7), (" No", 0.2),
+                                  ("YES", 0.1)])
+    yield "spaced-case", openai_reply([(" a", 0.4), ("b ", 0.4),
+                                       ("\tc", 0.2)])
+    yield "low-mass", openai_reply([("A", 0.2), ("Sorry", 0.8)])
+    yield "no-logprobs", compact({"choices": [{"message": {
+        "content": "A"}}]})
+    yield "extremes", compact({"choices": [{"logprobs": {"content": [{
+        "token": "A", "logprob": 0, "top_logprobs": [
+            {"token": "A", "logprob": 1e308}, {"token": "B", "logprob":
+                                               -1e308},
+            {"token": "C", "logprob": 0}, {"token": 5, "logprob": 0},
+            {"token": "yes", "logprob": "x"}]}]}}],
+        "usage": {"prompt_tokens": -1, "completion_tokens": 1.5}})
+    qs = {"wide": {"type": "choice", "criteria": {
+        k: None for k in "abcdefghijklmnopqrstuvwxyz"}}}
+    yield "questions-wide", (compact(qs) + "\0" + openai_reply(
+        [("Z", 0.6), ("Y", 0.4)]))
+
+
 def query_seeds():
     def q(size, query, name):
         return bytes([size]) + query.encode() + b"\0" + name.encode()
@@ -265,6 +309,7 @@ def main():
                         ("fingerprint", fingerprint_seeds),
                         ("template", template_seeds),
                         ("upstream", upstream_seeds),
+                        ("openai", openai_seeds),
                         ("query", query_seeds),
                         ("route", route_seeds)):
         d = os.path.join(TOP, "fuzz", "corpus", target)

@@ -1,0 +1,111 @@
+/* fuzz_openai.c: libFuzzer target for backend_parse_openai(), the parser
+ * of an "openai" server's reply to one question (its chat completion
+ * with log-probabilities), followed by what the kind does with a parsed
+ * distribution: answer_normalise() and answer_build().  The body is
+ * parsed once for each question of the demo questions (a choice, a
+ * score and a noul), or, when the input holds a NUL, of the part before
+ * it if that is a valid questions map (the body is then what follows).
+ *
+ * Properties: a parse that succeeds gives the question's arity of
+ * finite values >= 0 summing to 1, a label mass at least
+ * OPENAI_MIN_LABEL_MASS and finite, usage >= 0; the answer built from
+ * it succeeds.  A parse that fails leaves the distribution zero and the
+ * reply empty, with a one-line reason. */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "answer.h"
+#include "backend.h"
+#include "backend_openai.h"
+#include "fuzz.h"
+#include "question.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/* backend.c is not linked (it needs the store and the shared memory):
+ * the parser never reads a backend's options, and this proves it. */
+long
+backend_option_long(const struct backend *b, const char *name)
+{
+	(void)b;
+	(void)name;
+	__builtin_trap();
+}
+
+static const char demo[] = "{"
+    "\"sentiment\":{\"type\":\"choice\",\"criteria\":{\"positive\":\"happy\","
+    "\"neutral\":\"asking\",\"negative\":\"angry\"}},"
+    "\"urgency\":{\"type\":\"score\",\"criteria\":[\"not urgent\",\"soon\","
+    "\"urgent today\",\"critical\"]},"
+    "\"refund\":{\"type\":\"noul\"}}";
+
+static json_object	*demo_questions;
+
+static void
+check(json_object *q, const char *body, size_t len)
+{
+	struct openai_reply	 r;
+	json_object		*o;
+	double			 dist[OPENAI_OPTIONS_MAX + 1], sum = 0;
+	char			 why[120];
+	size_t			 i, n = question_arity(q);
+
+	if (n == 0 || n > OPENAI_OPTIONS_MAX)
+		return;		/* publish refuses it for an openai backend */
+	memset(why, 0, sizeof(why));
+	if (backend_parse_openai(body, len, q, dist, n, &r, why,
+	    sizeof(why)) == 0) {
+		for (i = 0; i < n; i++) {
+			FUZZ_ASSERT(isfinite(dist[i]) && dist[i] >= 0);
+			sum += dist[i];
+		}
+		FUZZ_ASSERT(fabs(sum - 1) < 1e-9);
+		FUZZ_ASSERT(isfinite(r.mass) &&
+		    r.mass >= OPENAI_MIN_LABEL_MASS);
+		FUZZ_ASSERT(!r.has_usage || (r.prompt_tokens >= 0 &&
+		    r.completion_tokens >= 0));
+		FUZZ_ASSERT(answer_normalise(dist, n) == 0);
+		FUZZ_ASSERT((o = answer_build(q, dist, n, 1, 0)) != NULL);
+		json_object_put(o);
+	} else {
+		for (i = 0; i < n; i++)
+			FUZZ_ASSERT(dist[i] == 0);
+		FUZZ_ASSERT(r.mass == 0 && !r.has_usage);
+		FUZZ_ASSERT(why[0] != '\0' && memchr(why, '\0', sizeof(why)));
+		FUZZ_ASSERT(strcspn(why, "\r\n") == strlen(why));
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_part	 part[2];
+	struct error		 e = { 0 };
+	json_object		*qs = NULL;
+	const char		*body = (const char *)data;
+	size_t			 len = size;
+
+	if (demo_questions == NULL)
+		demo_questions = json_tokener_parse(demo);
+	if (fuzz_split(data, size, part, 2) == 2) {
+		qs = fuzz_json(&part[0]);
+		if (qs != NULL && question_validate(qs, 32, &e) == -1) {
+			json_object_put(qs);
+			qs = NULL;
+		}
+		error_clear(&e);
+		body = part[1].p;
+		len = part[1].len;
+	}
+	if (qs == NULL)
+		qs = json_object_get(demo_questions);
+	json_object_object_foreach(qs, name, q) {
+		(void)name;
+		check(q, body, len);
+	}
+	json_object_put(qs);
+	return 0;
+}
