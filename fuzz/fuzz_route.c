@@ -13,7 +13,10 @@
  *    longer than the path, and none after;
  *  - a refusal is 404 or 405 (503 only if out of memory) with a
  *    message, no row and no params;
- *  - outside /admin/ the internal listener answers as a public one.
+ *  - outside /admin/ the internal listener answers as a public one;
+ *  - below a mount point (uri_mount_offset(), with the second half of
+ *    the path as PATH_INFO), the routed tail starts at 0 or at a '/'
+ *    of the path, and the lookups above hold for it too.
  *
  * The route table points at the handlers; they are never called here,
  * and are defined below as traps, so that the target needs neither
@@ -30,6 +33,7 @@
 #include "uri.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+static void	check(const char *, const char *);
 
 #define STUB(fn) int fn(struct req *r, struct error *e) \
 	{ (void)r; (void)e; __builtin_trap(); }
@@ -96,11 +100,9 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_part	 parts[2];
-	struct answer		 pub, internal;
 	char			 method[16], *path;
 	const struct fuzz_part	*p;
-	size_t			 n, mlen;
-	int			 admin_path;
+	size_t			 n, mlen, off;
 
 	n = fuzz_split(data, size, parts, 2);
 	/* The router keeps at most 15 bytes of the method (r->method). */
@@ -115,6 +117,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(path, p->p, p->len);
 	path[p->len] = '\0';
+
+	check(method, path);
+	off = uri_mount_offset(path, p->len, "/m/e.fcgi", path + p->len / 2);
+	FUZZ_ASSERT(off <= p->len && (off == 0 || path[off] == '/'));
+	if (off > 0)
+		check(method, path + off);
+	free(path);
+	return 0;
+}
+
+static void
+check(const char *method, const char *path)
+{
+	struct answer	pub, internal;
+	int		admin_path;
 
 	admin_path = strncmp(path, "/admin/", 7) == 0;
 	pub = lookup(method, path, 0);
@@ -131,6 +148,4 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    internal.code == pub.code);
 	else if (internal.found != NULL)
 		FUZZ_ASSERT(internal.found->need == NEED_ADMIN);
-	free(path);
-	return 0;
 }

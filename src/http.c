@@ -37,8 +37,8 @@ void
 req_init(struct req *r, FCGX_Request *fcgi, const struct settings *settings,
     struct store *store)
 {
-	const char	*method, *uri;
-	size_t		 plen;
+	const char	*method, *uri, *auth;
+	size_t		 plen, mount;
 
 	memset(r, 0, sizeof(*r));
 	r->fcgi = fcgi;
@@ -50,16 +50,29 @@ req_init(struct req *r, FCGX_Request *fcgi, const struct settings *settings,
 	method = FCGX_GetParam("REQUEST_METHOD", fcgi->envp);
 	snprintf(r->method, sizeof(r->method), "%s", method ? method : "");
 	/* REQUEST_URI is what the client sent; SCRIPT_NAME/PATH_INFO split
-	 * it differently on every server, so the URI is the one truth. */
+	 * it differently on every server, so the URI is the one truth.
+	 * They only say where the service is mounted when a rewrite ran
+	 * the program for the path (shared hosting: the path below
+	 * "/evalgate" is routed). */
 	uri = FCGX_GetParam("REQUEST_URI", fcgi->envp);
 	if (uri == NULL)
 		uri = "/";
 	plen = strcspn(uri, "?");
-	r->path = copy(r, uri, plen);
+	mount = uri_mount_offset(uri, plen,
+	    FCGX_GetParam("SCRIPT_NAME", fcgi->envp),
+	    FCGX_GetParam("PATH_INFO", fcgi->envp));
+	r->path = copy(r, uri + mount, plen - mount);
 	r->query = uri[plen] == '?' ? copy(r, uri + plen + 1, SIZE_MAX) :
 	    NULL;
-	r->authorization = copy(r,
-	    FCGX_GetParam("HTTP_AUTHORIZATION", fcgi->envp), SIZE_MAX);
+	/* Without CGIPassAuth, an .htaccess passes the header with
+	 * mod_rewrite's [E=HTTP_AUTHORIZATION:%{HTTP:Authorization}], and
+	 * after the rewrite's internal redirect Apache renames it
+	 * REDIRECT_HTTP_AUTHORIZATION (no client header becomes that). */
+	auth = FCGX_GetParam("HTTP_AUTHORIZATION", fcgi->envp);
+	if (auth == NULL || *auth == '\0')
+		auth = FCGX_GetParam("REDIRECT_HTTP_AUTHORIZATION",
+		    fcgi->envp);
+	r->authorization = copy(r, auth, SIZE_MAX);
 	r->on_admin_listener = uri_on_listener(
 	    FCGX_GetParam("SERVER_ADDR", fcgi->envp),
 	    FCGX_GetParam("SERVER_PORT", fcgi->envp), settings->admin_listen);

@@ -168,6 +168,20 @@ cache_columns(sqlite3 *db, struct error *e)
 	return 0;
 }
 
+/* Creates path empty, mode 0666 less the umask (0600, or 0660 for
+ * SERVICE_GROUP_WRITABLE=1), if it is not there: SQLite would make it
+ * 0644 less the umask, which no group member can write, and gives its
+ * -wal and -shm files the database file's mode.  A failure is SQLite's
+ * to report when it opens the file. */
+static void
+precreate(const char *path)
+{
+	int fd;
+
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) != -1)
+		close(fd);
+}
+
 /* Opens the cache file, creating it if it was deleted.  A cache deleted
  * without its -wal and -shm leaves them behind, and SQLite would read
  * the old WAL into the new file: they are removed first.  All of it
@@ -191,6 +205,7 @@ create_cache(const char *path, sqlite3 **db)
 		snprintf(side, sizeof(side), "%s-shm", path);
 		unlink(side);
 	}
+	precreate(path);
 	rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE, NULL);
 	if (fd != -1)
@@ -310,10 +325,11 @@ store_init(const struct settings *s, struct error *e)
 	snprintf(dir, sizeof(dir), "%s", s->db_path);
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0750) == -1 && errno != EEXIST)
+		if (mkdir(dir, 0777) == -1 && errno != EEXIST)
 			return error_set(e, ERR_UNAVAILABLE, NULL,
 			    "cannot create %s: %s", dir, strerror(errno));
 	}
+	precreate(s->db_path);
 	if ((db = open_db(s->db_path, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE, e)) == NULL)
 		return -1;

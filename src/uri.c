@@ -1,5 +1,5 @@
-/* uri.c: percent decoding, query parameters, route patterns and the
- * listener check, on plain strings (see uri.h). */
+/* uri.c: percent decoding, query parameters, route patterns, the mount
+ * point and the listener check, on plain strings (see uri.h). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -93,6 +93,50 @@ uri_match(const char *pattern, const char *path, struct uri_seg *segs,
 		return 0;
 	*nsegs = np;
 	return 1;
+}
+
+/* 1 if n bytes of s percent-decode (as uri_unescape() does, without
+ * '+') to a followed by b. */
+static int
+decodes_to(const char *s, size_t n, const char *a, const char *b)
+{
+	const char	*want = a;
+	size_t		 i;
+	int		 c, hi, lo;
+
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)s[i];
+		if (c == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
+		    (lo = hexval(s[i + 2])) >= 0) {
+			c = hi * 16 + lo;
+			i += 2;
+		}
+		if (*want == '\0' && want != b) {
+			want = b;
+			b = NULL;
+		}
+		if (want == NULL || *want == '\0' ||
+		    (unsigned char)*want != c)
+			return 0;
+		want++;
+	}
+	return *want == '\0' && (b == NULL || *b == '\0');
+}
+
+size_t
+uri_mount_offset(const char *path, size_t len, const char *script_name,
+    const char *path_info)
+{
+	size_t i;
+
+	if (script_name == NULL || path_info == NULL || *path_info == '\0' ||
+	    decodes_to(path, len, script_name, path_info))
+		return 0;
+	for (i = 0; i < len; i++)
+		if (path[i] == '/' &&
+		    decodes_to(path + i, len - i, path_info, NULL))
+			return i;
+	return 0;
 }
 
 int

@@ -1,8 +1,8 @@
 /* uri.h: the parts of a request line a client controls, read without
  * FastCGI and without I/O, so that they can be unit-tested and fuzzed
  * (tests/unit/uri_test.c, fuzz/fuzz_query.c, fuzz/fuzz_route.c): percent
- * decoding, one query parameter, a path against a route pattern, and
- * whether the request came in on the internal listener.  Nothing here
+ * decoding, one query parameter, a path against a route pattern, the
+ * path below the mount point, and whether the request came in on the internal listener.  Nothing here
  * allocates but uri_decode(). */
 #ifndef EVALGATE_URI_H
 #define EVALGATE_URI_H
@@ -42,6 +42,20 @@ size_t	 uri_pattern_params(const char *pattern);
  * of them never matches. */
 int	 uri_match(const char *pattern, const char *path,
 	    struct uri_seg *segs, size_t max, size_t *nsegs);
+
+/* Where the path below the service's mount point starts in path (len
+ * bytes, as REQUEST_URI gives it, before the '?'): 0, the whole path,
+ * unless the web server ran the program for another path than the one
+ * requested, which it tells by a SCRIPT_NAME and PATH_INFO (decoded;
+ * NULL: not given) that do not make up the path: mod_rewrite in a
+ * shared-hosting .htaccess runs "/evalgate/evalgate.fcgi" with PATH_INFO
+ * "/v1/x" for "/evalgate/v1/x".  Then it is the offset of the longest
+ * tail of the path starting with '/' that decodes to PATH_INFO ("/v1/x",
+ * below the mount point "/evalgate"), or 0 when none does.  (lighttpd
+ * and Apache serving the program for every path split it into a
+ * SCRIPT_NAME and PATH_INFO that make it up: 0.) */
+size_t	 uri_mount_offset(const char *path, size_t len,
+	    const char *script_name, const char *path_info);
 
 /* 1 if a request whose FastCGI SERVER_ADDR and SERVER_PORT are addr and
  * port (NULL: not given) came in on listen, SERVICE_ADMIN_LISTEN's

@@ -3,8 +3,9 @@
 # the code.  Every command and option the console's usage lists is in
 # doc/evalgate-admin.8; every setting of src/settings.c is in
 # doc/evalgate.fcgi.8, and (but the tests-only one) in the FcgidInitialEnv
-# lines of examples/apache-fcgid.conf and the bin-environment of
-# lighttpd.conf.sample.  Both pages format without warnings.  Speaks TAP.
+# lines of examples/apache-fcgid.conf, the bin-environment of
+# lighttpd.conf.sample and the wrapper tools/shared-hosting-install
+# writes.  Both pages format without warnings.  Speaks TAP.
 
 set -u
 
@@ -54,6 +55,8 @@ for s in $settings; do
 	    "$SRCDIR/examples/apache-fcgid.conf"
 	check "lighttpd.conf.sample sets $s" grep -Eq "^[[:space:]]*\"$s\" +=>" \
 	    "$SRCDIR/lighttpd.conf.sample"
+	check "shared-hosting-install's wrapper sets $s" \
+	    grep -Eq "^export $s=" "$SRCDIR/tools/shared-hosting-install"
 done
 
 if command -v groff >/dev/null 2>&1; then

@@ -22,6 +22,11 @@ if [ "$mode" = "--test" ]; then
 	# Apache with mod_fcgid: the second web server the e2e suite
 	# runs the worker under (tests/e2e/test_apache.py).
 	pkgs="$pkgs python3 sqlite3 apache2 libapache2-mod-fcgid"
+	# tests/e2e/test_shared_hosting.py: a shared host runs the
+	# customer's FastCGI programs as the customer (suexec).
+	pkgs="$pkgs apache2-suexec-pristine"
+	# tests/e2e/test_static_binary.py checks the static build's links.
+	pkgs="$pkgs binutils"
 	# tests/faults/test_durability.py watches the worker's fsyncs.
 	pkgs="$pkgs strace"
 	# fuzz/run: libFuzzer targets built with clang (tests/fuzz_smoke.sh).

@@ -695,3 +695,233 @@ class LighttpdSampleGateway(Gateway):
         except OSError:
             pass
         return out
+
+
+# -- shared hosting: Apache at Debian's defaults, then the installer ----
+
+SH_INSTALL = os.path.abspath(os.path.join(SRCDIR, "tools",
+                                          "shared-hosting-install"))
+SUEXEC = "/usr/lib/apache2/suexec"
+DEBIAN_MODS = "/etc/apache2/mods-available"
+# The modules Debian's apache2 package enables, and the two a shared host
+# adds for FastCGI programs (suexec too, when the test can use it).
+DEBIAN_MODULES = ("mpm_event", "access_compat", "alias", "auth_basic",
+                  "authn_core", "authn_file", "authz_core", "authz_host",
+                  "authz_user", "autoindex", "deflate", "dir", "env",
+                  "filter", "mime", "negotiation", "reqtimeout", "setenvif",
+                  "status", "fcgid", "rewrite")
+
+
+def suexec_usable():
+    """suexec works for the test: run as root (Apache switches to
+    www-data, suexec's compiled-in caller), and Debian's setuid suexec
+    (apache2-suexec-pristine) whose document root is /var/www."""
+    if os.geteuid() != 0:
+        return False
+    try:
+        st = os.stat(SUEXEC)
+        out = subprocess.run([SUEXEC, "-V"], capture_output=True, text=True,
+                             timeout=10).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return bool(st.st_mode & 0o4000) and st.st_uid == 0 and \
+        'AP_DOC_ROOT="/var/www"' in out and \
+        'AP_HTTPD_USER="www-data"' in out
+
+
+class SharedHostingGateway(ApacheGateway):
+    """Apache 2.4 as a shared host runs it, then evalgate as its customer
+    installs it: the same interface as Gateway.
+
+    The server configuration is what Debian's apache2.conf and its
+    default modules make (their .load and .conf files from
+    /etc/apache2/mods-available, mod_fcgid's and mod_rewrite's
+    included) and one virtual host whose DocumentRoot directory has
+    "AllowOverride All": nothing of evalgate's.  Run as root, Apache runs
+    as www-data and the virtual host has "SuexecUserGroup" the customer
+    (nobody:nogroup), under /var/www as Debian's suexec requires; else
+    everything runs as the caller, without suexec.
+
+    The customer's part is only tools/shared-hosting-install WEBDIR
+    STATEDIR (install()), run as the customer with `bindir` first in
+    PATH, WEBDIR the "evalgate" directory of the document root and
+    STATEDIR outside it; the console runs as the customer too."""
+
+    CUSTOMER = ("nobody", "nogroup")
+
+    def __init__(self, bindir=BUILDDIR, suexec=None):
+        self.suexec = suexec_usable() if suexec is None else suexec
+        root = os.geteuid() == 0
+        self.user = self.USER if root else None
+        self.customer = self.CUSTOMER if root else None
+        if self.suexec:
+            os.makedirs("/var/www", exist_ok=True)
+        self.dir = tempfile.mkdtemp(prefix="evalgate-sh-",
+                                    dir="/var/www" if self.suexec else None)
+        os.chmod(self.dir, 0o755)
+        self.bindir = os.path.abspath(bindir)
+        self.docroot = os.path.join(self.dir, "html")
+        self.home = os.path.join(self.dir, "home")
+        self.webdir = os.path.join(self.docroot, "evalgate")
+        self.statedir = os.path.join(self.home, "evalgate-state")
+        self.sandir = os.path.join(self.dir, "san")
+        for d in (self.docroot, self.home, self.sandir):
+            os.makedirs(d)
+            self._give(d)
+        self.worker = os.path.join(self.webdir, "evalgate-worker")
+        self.port = free_port()
+        self.admin_port = None
+        self.workers = 0
+        self.env = {"SERVICE_DB_PATH": os.path.join(self.statedir,
+                                                    "evalgate.db")}
+        self.db = self.env["SERVICE_DB_PATH"]
+        self.proc = None
+        self.directives = {}
+
+    def _give(self, path):
+        """path belongs to the customer (the host made their home)."""
+        if self.customer is not None:
+            pw = pwd.getpwnam(self.customer[0])
+            os.chown(path, pw.pw_uid, grp_gid(self.customer[1]))
+
+    def as_customer(self, argv, env=None, **kw):
+        """Runs argv as the customer, over SSH as it were: PATH has
+        `bindir` first."""
+        e = {"PATH": self.bindir + ":/usr/local/bin:/usr/bin:/bin",
+             "HOME": self.home, "LANG": "C"}
+        e.update(env or {})
+        if self.customer is not None:
+            kw.update(user=self.customer[0], group=self.customer[1],
+                      extra_groups=[])
+        return subprocess.run(argv, env=e, capture_output=True, text=True,
+                              timeout=120, cwd=self.home, **kw)
+
+    def install(self, webdir=None, statedir=None, env=None):
+        """tools/shared-hosting-install WEBDIR STATEDIR as the customer:
+        the CompletedProcess."""
+        return self.as_customer(["sh", SH_INSTALL, webdir or self.webdir,
+                                 statedir or self.statedir], env=env)
+
+    def add_to_wrapper(self, lines):
+        """Adds export lines to the wrapper's "your own variables", as
+        the customer adds an upstream key there."""
+        path = os.path.join(self.webdir, "evalgate.fcgi")
+        with open(path) as f:
+            text = f.read()
+        text = text.replace("\nexec ", "\n" + "".join(
+            "export %s='%s'\n" % kv for kv in lines) + "\nexec ", 1)
+        with open(path, "w") as f:      # owner and mode stay
+            f.write(text)
+
+    def admin(self, *args, check=True, env=None):
+        """The console, as the customer, with the database the installer
+        made (cache and pepper beside it)."""
+        p = self.as_customer([os.path.join(self.bindir, "evalgate-admin"),
+                              "--db", self.db] + list(args), env=env)
+        if check and p.returncode != 0:
+            raise RuntimeError("evalgate-admin %s: exit %d: %s" %
+                               (" ".join(args), p.returncode, p.stderr))
+        return p
+
+    def config(self):
+        mods = ""
+        for m in DEBIAN_MODULES + (("suexec",) if self.suexec else ()):
+            with open(os.path.join(DEBIAN_MODS, m + ".load")) as f:
+                mods += f.read()
+            conf = os.path.join(DEBIAN_MODS, m + ".conf")
+            if os.path.exists(conf):
+                mods += "Include %s\n" % conf
+        user = ("User %s\nGroup %s\n" % (self.user, self.user)
+                if self.user else "")
+        suexec = ("\tSuexecUserGroup %s %s\n" % self.customer
+                  if self.suexec else "")
+        # mod_fcgid makes its FcgidIPCDir itself, for Apache's user.
+        os.makedirs(os.path.join(self.dir, "run"), exist_ok=True)
+        return """# Generated by tests/e2e/gateway.py: a shared host's Apache,
+# Debian's apache2.conf and default modules; nothing of evalgate's.
+ServerRoot "%(dir)s"
+ServerName 127.0.0.1
+PidFile "%(dir)s/apache2.pid"
+DefaultRuntimeDir "%(dir)s/run"
+ErrorLog "%(dir)s/error.log"
+LogLevel warn
+Timeout 300
+KeepAlive On
+HostnameLookups Off
+%(user)s%(mods)s
+<Directory />
+	Options FollowSymLinks
+	AllowOverride None
+	Require all denied
+</Directory>
+<Directory /var/www/>
+	Options Indexes FollowSymLinks
+	AllowOverride None
+	Require all granted
+</Directory>
+AccessFileName .htaccess
+<FilesMatch "^\\.ht">
+	Require all denied
+</FilesMatch>
+FcgidIPCDir "%(dir)s/fcgid"
+FcgidProcessTableFile "%(dir)s/fcgid/shm"
+Listen 127.0.0.1:%(port)d
+<VirtualHost 127.0.0.1:%(port)d>
+	ServerName 127.0.0.1
+	DocumentRoot "%(docroot)s"
+%(suexec)s	<Directory "%(docroot)s">
+		Options Indexes FollowSymLinks
+		AllowOverride All
+		Require all granted
+	</Directory>
+	CustomLog "%(dir)s/access.log" common
+</VirtualHost>
+""" % {"dir": self.dir, "user": user, "mods": mods, "port": self.port,
+            "docroot": self.docroot, "suexec": suexec}
+
+    def start(self):
+        conf = os.path.join(self.dir, "apache2.conf")
+        with open(conf, "w") as f:
+            f.write(self.config())
+        self.proc = subprocess.Popen(
+            [APACHE, "-f", conf, "-k", "start", "-DFOREGROUND"],
+            stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(self.dir, "apache2.out"), "w"),
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                 "LANG": "C"})
+        if not wait_port(self.port):
+            raise RuntimeError("apache2 did not start: " + self.log())
+        end = time.time() + 15
+        while time.time() < end:
+            try:
+                if self.get("/evalgate/health").status == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("gateway did not answer: " + self.log())
+
+    def sanitizer_reports(self):
+        reports = ApacheGateway.sanitizer_reports(self)
+        for name in sorted(os.listdir(self.sandir)):
+            with open(os.path.join(self.sandir, name),
+                      errors="replace") as f:
+                reports.append(f.read())
+        return reports
+
+    def log(self):
+        out = ApacheGateway.log(self)
+        if self.suexec:
+            try:
+                with open("/var/log/apache2/suexec.log",
+                          errors="replace") as f:
+                    out += "".join(line for line in f
+                                   if self.dir in line)
+            except OSError:
+                pass
+        return out
+
+
+def grp_gid(name):
+    import grp
+    return grp.getgrnam(name).gr_gid

@@ -15,6 +15,7 @@ install that cannot happen (no node, no npm, no registry) is a failure,
 never a skip.
 """
 
+import fcntl
 import json
 import os
 import re
@@ -114,10 +115,17 @@ def installed_version():
 
 
 def install(t):
-    """Puts the test and the pinned SDK in SDK_RUN; one TAP point."""
+    """Puts the test and the pinned SDK in SDK_RUN; one TAP point.  One
+    test at a time (test_shared_hosting.py runs the SDK too)."""
+    os.makedirs(SDK_RUN, exist_ok=True)
+    with open(os.path.join(SDK_RUN, ".install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return install_locked(t)
+
+
+def install_locked(t):
     want = pinned_version()
     if SDK_RUN != SDK_SRC:
-        os.makedirs(SDK_RUN, exist_ok=True)
         for name in SDK_FILES:
             shutil.copyfile(os.path.join(SDK_SRC, name),
                             os.path.join(SDK_RUN, name))
@@ -175,11 +183,13 @@ def parse_tap(text):
 
 
 def run_node(t, g, key, limited, backend="lexical", models=MODELS,
-             prefix="sdk: "):
+             prefix="sdk: ", base=None):
+    """The SDK's tests against g, with baseURL `base` (default: g's
+    root)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TYPESAFE_")}
     env.update({
-        "EVALGATE_URL": "http://127.0.0.1:%d" % g.port,
+        "EVALGATE_URL": base or "http://127.0.0.1:%d" % g.port,
         "EVALGATE_KEY": key,
         "EVALGATE_LIMITED_KEY": limited,
         "EVALGATE_LIMITED_RATE": str(LIMITED_RATE),

@@ -169,6 +169,58 @@ test_listener(void)
 	    "an empty SERVER_ADDR");
 }
 
+static void
+test_mount(void)
+{
+	const char *p;
+
+	p = "/v1/systemone";
+	ok(uri_mount_offset(p, strlen(p), "/v1", "/systemone") == 0,
+	    "a split that makes up the path: the whole path (lighttpd, "
+	    "Apache's sample)");
+	ok(uri_mount_offset(p, strlen(p), "/v1/systemone", "") == 0,
+	    "an empty PATH_INFO: the whole path");
+	ok(uri_mount_offset(p, strlen(p), NULL, NULL) == 0,
+	    "neither given: the whole path");
+	ok(uri_mount_offset(p, strlen(p), "", "/v1/systemone") == 0,
+	    "an empty SCRIPT_NAME and the path as PATH_INFO");
+	p = "/evalgate/v1/systemone";
+	ok(uri_mount_offset(p, strlen(p), "/evalgate/evalgate.fcgi",
+	    "/v1/systemone") == 9, "rewritten: below /evalgate");
+	p = "/~user/evalgate/v1/decisions/x";
+	ok(uri_mount_offset(p, strlen(p), "/~user/evalgate/evalgate.fcgi",
+	    "/v1/decisions/x") == 15, "rewritten: below /~user/evalgate");
+	p = "/%7Euser/a%20b/v1/templates/t%20u?q";
+	ok(uri_mount_offset(p, strlen(p) - 2, "/~user/a b/evalgate.fcgi",
+	    "/v1/templates/t u") == 14,
+	    "encoded path: the tail that decodes to PATH_INFO");
+	p = "/a%20b/c";
+	ok(uri_mount_offset(p, strlen(p), "/a b", "/c") == 0,
+	    "an encoded split that makes up the path: the whole path");
+	p = "/evalgate/evalgate.fcgi/v1/systemone";
+	ok(uri_mount_offset(p, strlen(p), "/evalgate/evalgate.fcgi",
+	    "/v1/systemone") == 0,
+	    "the program named in the path: the whole path");
+	p = "/evalgate/admin/v1/applications";
+	ok(uri_mount_offset(p, strlen(p), "/evalgate/evalgate.fcgi",
+	    "/admin/v1/applications") == 9,
+	    "administration below a mount point (the listener check "
+	    "follows)");
+	p = "/x/v1/v1";
+	ok(uri_mount_offset(p, strlen(p), "/x/e.fcgi", "/v1") == 5,
+	    "only a whole tail counts");
+	p = "/x/y";
+	ok(uri_mount_offset(p, strlen(p), "/x/e.fcgi", "/z") == 0,
+	    "no tail decodes to PATH_INFO: the whole path");
+	ok(uri_mount_offset(p, strlen(p), "/x/e.fcgi", "/x/y/z") == 0,
+	    "a PATH_INFO longer than the path: the whole path");
+	p = "/x/%2";
+	ok(uri_mount_offset(p, strlen(p), "/e", "/%2") == 2,
+	    "an escape cut by the end compares as sent");
+	p = "";
+	ok(uri_mount_offset(p, 0, "/e", "/v1") == 0, "an empty path");
+}
+
 int
 main(void)
 {
@@ -176,5 +228,6 @@ main(void)
 	test_query();
 	test_match();
 	test_listener();
+	test_mount();
 	return tap_done();
 }

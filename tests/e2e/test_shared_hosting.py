@@ -1,0 +1,333 @@
+"""test_shared_hosting: evalgate on a shared host, installed as its
+customer would (README, "Shared hosting").
+
+The host is a real Apache 2.4 with Debian's default modules and their
+.conf files, mod_fcgid and mod_rewrite at Debian's defaults
+(FcgidMaxRequestLen 131072), and one virtual host whose DocumentRoot
+directory has "AllowOverride All": nothing of evalgate's in the server
+configuration.  Run as root with apache2-suexec-pristine, the workers run
+as the customer through suexec (checked); otherwise without (said).
+Then only tools/shared-hosting-install into the "evalgate" directory of
+the document root, with the state outside it, as the customer; the
+console as the customer over "SSH".  Through the prefix /evalgate: health,
+an evaluation, an outcome and the decision read back, the official JS SDK
+with baseURL ending in /evalgate, Authorization by CGIPassAuth and by
+the rewrite's variable (each alone, and neither: 401), /admin/v1 and
+/metrics 404, the state unreachable over HTTP, bodies on both sides of
+the wrapper's limit and over mod_fcgid's, and the installer run again
+(upgrade in place, data kept).
+
+EVALGATE_SH_BINDIR: where evalgate.fcgi and evalgate-admin are taken
+from (default: the build directory); tests/static_binary_test.sh points
+it at a copied --enable-static-binary build.
+"""
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+
+from gateway import BUILDDIR, TAP, SharedHostingGateway
+import test_sdk
+
+BINDIR = os.path.abspath(os.environ.get("EVALGATE_SH_BINDIR", BUILDDIR))
+BASE = "/evalgate"
+STATE = "invoice charged twice payment refund"
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def wrapper_setting(g, name):
+    m = re.search(r"^export %s=(\S*)$" % name,
+                  read(os.path.join(g.webdir, "evalgate.fcgi")), re.M)
+    return m.group(1) if m else None
+
+
+def test_install(t, g, out):
+    t.ok(out.returncode == 0, "the installer succeeds as the customer",
+         out.stdout + out.stderr)
+    t.ok(re.search(r"^Base URL path: /evalgate$", out.stdout, re.M),
+         "it prints the base URL path", out.stdout)
+    t.ok("key issue APP" in out.stdout and "app create APP" in out.stdout,
+         "it prints the next commands (create an application, issue a key)",
+         out.stdout)
+    t.ok("WARNING" not in out.stdout,
+         "no warning where suexec is there" if g.suexec else
+         "(no suexec here: its warning is tested below)", out.stdout)
+    t.eq(sorted(os.listdir(g.webdir)),
+         [".htaccess", "evalgate-worker", "evalgate.fcgi"],
+         "WEBDIR holds the worker, the wrapper and .htaccess only")
+    names = sorted(os.listdir(g.statedir))
+    t.ok({"evalgate.db", "cache.db", "pepper"} <= set(names),
+         "STATEDIR holds the database, cache and pepper", names)
+    modes = {n: stat.S_IMODE(os.stat(os.path.join(g.statedir, n)).st_mode)
+             for n in names}
+    t.ok(all(m == 0o600 for m in modes.values()),
+         "every state file is mode 0600",
+         {n: oct(m) for n, m in modes.items()})
+    t.eq(oct(stat.S_IMODE(os.stat(g.statedir).st_mode)), oct(0o700),
+         "STATEDIR is mode 0700")
+    if g.customer is not None:
+        uid = __import__("pwd").getpwnam(g.customer[0]).pw_uid
+        t.ok(all(os.stat(os.path.join(d, n)).st_uid == uid
+                 for d in (g.webdir, g.statedir)
+                 for n in os.listdir(d)), "every file is the customer's")
+    htaccess = read(os.path.join(g.webdir, ".htaccess"))
+    t.ok(not re.search(r"^\s*Fcgid", htaccess, re.M),
+         ".htaccess sets no mod_fcgid directive (server configuration only)")
+    t.ok(not os.path.commonpath([g.statedir, g.docroot]) == g.docroot,
+         "the state is outside the document root")
+    body = int(wrapper_setting(g, "SERVICE_MAX_BODY_BYTES"))
+    t.ok(body < 131072, "the wrapper's body limit is below mod_fcgid's "
+         "default FcgidMaxRequestLen (%d)" % body)
+
+
+def test_suexec(t, g):
+    if not g.suexec:
+        why = "not root" if os.geteuid() != 0 else \
+            "no setuid /usr/lib/apache2/suexec (apache2-suexec-pristine)"
+        t.ok(True, "# SKIP suexec: %s; the workers run as Apache's user" %
+             why)
+        return
+    pids = g.worker_pids()
+    uids = set()
+    for pid in pids:
+        for line in read("/proc/%d/status" % pid).splitlines():
+            if line.startswith("Uid:"):
+                uids.add(int(line.split()[1]))
+    want = __import__("pwd").getpwnam(g.customer[0]).pw_uid
+    t.ok(pids and uids == {want}, "suexec runs the workers as the customer",
+         "pids %r, uids %r (want %d)\n%s" % (pids, uids, want,
+                                              g.log()[-1500:]))
+
+
+def test_routes(t, g, keys):
+    key = keys[0]
+    t.eq(g.get(BASE + "/health").json(), {"status": "ok"},
+         "GET /evalgate/health")
+    r = g.get(BASE + "/health/ready")
+    t.eq(r.status, 200, "GET /evalgate/health/ready: the worker opens "
+         "the state files (runs as their owner)")
+    r = g.get(BASE + "/v1/models", key=key)
+    t.ok(r.status == 200 and len(r.json()["models"]) == len(test_sdk.MODELS),
+         "GET /evalgate/v1/models", r)
+    r = g.post(BASE + "/v1/systemone", {"state": STATE,
+                                        "x_schema": {"id": "sdk"}}, key=key)
+    t.ok(r.status == 200 and "x_decision_id" in r.json(),
+         "an evaluation through the prefix", r)
+    did = r.json().get("x_decision_id")
+    r = g.post(BASE + "/v1/decisions/%s/outcome" % did,
+               {"answers": {"department": "billing"}, "source": "crm"},
+               key=key)
+    t.eq(r.status, 200, "an outcome through the prefix")
+    r = g.get(BASE + "/v1/decisions/%s" % did, key=key)
+    t.ok(r.status == 200 and r.json()["id"] == did and
+         r.json()["outcomes"]["department"]["value"] == "billing",
+         "the decision read back through the prefix, with its outcome", r)
+    r = g.get(BASE + "/v1/decisions/%s?x=1" % did, key=key)
+    t.eq(r.status, 200, "a query string after the prefix")
+    t.error_is(g.get(BASE + "/nope"), 404, "not_found",
+               "an unknown path below the prefix: the worker's 404")
+    return did
+
+
+def test_unreachable(t, g, keys):
+    admin = g.new_key("root", "--admin")
+    for path in ("/admin/v1/applications", "/admin/v1/backends",
+                 "/metrics"):
+        t.error_is(g.get(BASE + path, key=admin), 404, "not_found",
+                   "%s%s is 404, even with an administrator's key" %
+                   (BASE, path))
+    t.error_is(g.post(BASE + "/admin/v1/applications", {"name": "x"},
+                      key=admin), 404, "not_found",
+               "POST %s/admin/v1/applications is 404" % BASE)
+    t.ok(g.get("/admin/v1/applications", key=admin).status == 404,
+         "/admin/v1 outside the prefix is Apache's 404")
+    pepper = read(os.path.join(g.statedir, "pepper")).strip()
+    rel = os.path.relpath(g.statedir, g.docroot)   # ../home/evalgate-state
+    bodies = []
+    for path in ["/evalgate/evalgate.db", "/evalgate/pepper",
+                 "/evalgate/cache.db", "/evalgate/evalgate.fcgi",
+                 "/evalgate/.htaccess", "/evalgate/evalgate-worker",
+                 "/" + rel + "/pepper", "/" + rel + "/evalgate.db",
+                 "/evalgate/" + rel + "/pepper",
+                 "/evalgate/%2e%2e/" + rel + "/pepper",
+                 "/evalgate/..%2f" + rel + "/pepper",
+                 "/home/evalgate-state/pepper"]:
+        r = g.get(path)
+        bodies.append(r.body)
+        t.ok(r.status in (400, 403, 404) and
+             b"SQLite format" not in r.body,
+             "GET %s: %d, nothing of the state" % (path, r.status), r)
+    t.ok(all(pepper.encode() not in b for b in bodies),
+         "the pepper is in no answer")
+
+
+def test_bodies(t, g, keys):
+    limit = int(wrapper_setting(g, "SERVICE_MAX_BODY_BYTES"))
+    doc = json.dumps({"state": STATE, "x_schema": {"id": "sdk"}})
+
+    def body(n):
+        return (doc[:-1] + " " * (n - len(doc)) + "}").encode()
+
+    r = g.post(BASE + "/v1/systemone", body(limit), key=keys[0],
+               headers={"Content-Type": "application/json"})
+    t.eq(r.status, 200, "a body of exactly SERVICE_MAX_BODY_BYTES (%d) "
+         "is answered" % limit)
+    r = g.post(BASE + "/v1/systemone", body(limit + 1), key=keys[0],
+               headers={"Content-Type": "application/json"})
+    t.error_is(r, 413, "payload_too_large",
+               "one byte more: the worker's JSON 413")
+    r = g.post(BASE + "/v1/systemone", body(131072 + 1), key=keys[0],
+               headers={"Content-Type": "application/json"})
+    t.ok(r.status == 500 and "x-service-request-id" not in r.headers,
+         "over FcgidMaxRequestLen (131072): mod_fcgid's own 500 (the "
+         "README says so)", r)
+
+
+def test_authorization(t, g, keys):
+    path = os.path.join(g.webdir, ".htaccess")
+    shipped = read(path)
+    ways = {
+        "CGIPassAuth alone": lambda s: re.sub(
+            r"^RewriteRule \^ - \[E=HTTP_AUTHORIZATION.*\n", "", s,
+            flags=re.M),
+        "the rewrite's E=HTTP_AUTHORIZATION alone": lambda s: re.sub(
+            r"^CGIPassAuth On\n", "", s, flags=re.M),
+    }
+    ways["neither"] = lambda s: ways["CGIPassAuth alone"](
+        ways["the rewrite's E=HTTP_AUTHORIZATION alone"](s))
+    try:
+        for name, edit in ways.items():
+            text = edit(shipped)
+            t.ok(text != shipped, ".htaccess edited for %s" % name)
+            with open(path, "w") as f:      # owner and mode stay
+                f.write(text)
+            r = g.get(BASE + "/v1/models", key=keys[0])
+            if name == "neither":
+                t.error_is(r, 401, "invalid_api_key",
+                           "with neither, the key does not arrive: 401")
+            else:
+                t.eq(r.status, 200, "the key arrives with %s" % name)
+    finally:
+        with open(path, "w") as f:
+            f.write(shipped)
+    t.eq(g.get(BASE + "/v1/models", key=keys[0]).status, 200,
+         "the key arrives with the .htaccess as shipped (both)")
+
+
+def test_upgrade(t, g, did, keys):
+    worker = os.path.join(g.webdir, "evalgate-worker")
+    wrapper = os.path.join(g.webdir, "evalgate.fcgi")
+    before = os.stat(worker).st_ino
+    with open(os.path.join(g.statedir, "pepper"), "rb") as f:
+        pepper = hashlib.sha256(f.read()).hexdigest()
+    edited = read(wrapper)
+    out = g.install()
+    t.ok(out.returncode == 0 and "kept" in out.stdout,
+         "the installer runs again, keeping the wrapper",
+         out.stdout + out.stderr)
+    t.ok(os.stat(worker).st_ino != before,
+         "the worker is replaced (a new file, renamed into place)")
+    t.eq(read(wrapper), edited, "the wrapper's edits are kept")
+    with open(os.path.join(g.statedir, "pepper"), "rb") as f:
+        t.eq(hashlib.sha256(f.read()).hexdigest(), pepper,
+             "the pepper is kept")
+    r = g.get(BASE + "/v1/decisions/%s" % did, key=keys[0])
+    t.ok(r.status == 200 and r.json()["id"] == did,
+         "the decision and the key survive the upgrade", r)
+
+
+def test_installer_refusals(t, bindir):
+    """Without Apache: what the installer refuses, says, and its group
+    mode."""
+    g = SharedHostingGateway(bindir=bindir, suexec=False)
+    try:
+        inside = os.path.join(g.webdir, "state")
+        out = g.install(statedir=inside)
+        t.ok(out.returncode != 0 and "outside the web root" in out.stderr
+             and not os.path.exists(os.path.join(inside, "evalgate.db")),
+             "STATEDIR inside WEBDIR is refused, nothing made",
+             out.stdout + out.stderr)
+        out = g.install(env={"EVALGATE_SUEXEC": "/nonexistent"})
+        t.ok(out.returncode == 0 and "WARNING: no suexec" in out.stdout and
+             "SERVICE_GROUP_WRITABLE=1" in out.stdout,
+             "without suexec it says the worker may not run as the "
+             "customer and offers SERVICE_GROUP_WRITABLE=1",
+             out.stdout + out.stderr)
+        shutil.rmtree(g.webdir)
+        shutil.rmtree(g.statedir)
+        out = g.install(env={"EVALGATE_SUEXEC": "/nonexistent",
+                             "SERVICE_GROUP_WRITABLE": "1"})
+        modes = {n: oct(stat.S_IMODE(os.stat(
+            os.path.join(g.statedir, n)).st_mode))
+            for n in os.listdir(g.statedir)}
+        pepper = modes.pop("pepper", None)
+        t.ok(out.returncode == 0 and "WARNING" not in out.stdout and
+             set(modes.values()) == {oct(0o660)} and pepper == oct(0o640)
+             and
+             stat.S_IMODE(os.stat(g.statedir).st_mode) == 0o770 and
+             wrapper_setting(g, "SERVICE_GROUP_WRITABLE") == "1",
+             "SERVICE_GROUP_WRITABLE=1: database and cache files 0660, the "
+             "pepper 0640, STATEDIR 0770, the wrapper says 1", "%r\n%s" % (modes, out.stdout))
+        with open(os.path.join(g.webdir, ".htaccess"), "w") as f:
+            f.write("# someone else's\n")
+        out = g.install()
+        t.ok(out.returncode != 0 and "not evalgate's" in out.stderr,
+             "an .htaccess that is not evalgate's is never overwritten",
+             out.stdout + out.stderr)
+    finally:
+        shutil.rmtree(g.dir, ignore_errors=True)
+
+
+def run(t, bindir=BINDIR):
+    """The whole test with evalgate.fcgi and evalgate-admin from
+    bindir."""
+    g = SharedHostingGateway(bindir=bindir)
+    print("# binaries from %s; suexec %s" % (bindir, g.suexec))
+    try:
+        out = g.install()
+        test_install(t, g, out)
+        # The customer adds variables to the wrapper as for an upstream
+        # key: here the sanitizers' (suexec passes none of Apache's).
+        g.add_to_wrapper([
+            ("ASAN_OPTIONS", "detect_leaks=1:log_path=%s/sanitizer" %
+             g.sandir),
+            ("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1:"
+             "log_path=%s/sanitizer" % g.sandir)])
+        keys = test_sdk.setup(g)
+        g.start()
+        test_suexec(t, g)
+        did = test_routes(t, g, keys)
+        test_unreachable(t, g, keys)
+        test_bodies(t, g, keys)
+        test_authorization(t, g, keys)
+        if test_sdk.install(t):
+            test_sdk.run_node(t, g, *keys, base="http://127.0.0.1:%d%s" % (g.port, BASE),
+                              prefix="sdk at .../evalgate: ")
+        test_upgrade(t, g, did, keys)
+        t.ok(keys[0] not in g.log() and keys[1] not in g.log(),
+             "keys are never logged")
+        t.stop_clean(g)
+    except Exception:
+        import traceback
+        t.ok(False, "the shared-hosting run raised",
+             traceback.format_exc() + "\n" + g.log()[-2000:])
+    finally:
+        g.cleanup()
+    t.run([test_installer_refusals], bindir)
+
+
+def main():
+    t = TAP()
+    run(t)
+    return t.done()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
