@@ -296,6 +296,7 @@ store_restore(const struct settings *s, const char *from,
 	char		 tmp[sizeof(s->db_path) + 32], dir[sizeof(s->db_path)];
 	char		*slash;
 	int64_t		 v, pages;
+	mode_t		 mask;
 	int		 fd, rc = -1;
 
 	if (store_backup_check(from, c, e) == -1 ||
@@ -304,7 +305,7 @@ store_restore(const struct settings *s, const char *from,
 	snprintf(dir, sizeof(dir), "%s", s->db_path);
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0750) == -1 && errno != EEXIST)
+		if (mkdir(dir, 0777) == -1 && errno != EEXIST)
 			return error_set(e, ERR_UNAVAILABLE, NULL,
 			    "cannot create %s: %s", dir, strerror(errno));
 	}
@@ -312,6 +313,11 @@ store_restore(const struct settings *s, const char *from,
 	if ((fd = mkstemp(tmp)) == -1)
 		return error_set(e, ERR_UNAVAILABLE, NULL, "%s: %s", tmp,
 		    strerror(errno));
+	/* mkstemp() makes it 0600; the database is 0666 less the umask,
+	 * as store_init() creates it (0660 for SERVICE_GROUP_WRITABLE). */
+	mask = umask(0);
+	umask(mask);
+	(void)fchmod(fd, 0666 & ~mask);
 	close(fd);
 	if ((src = open_file(from, SQLITE_OPEN_READONLY, e)) == NULL ||
 	    (dst = open_file(tmp, SQLITE_OPEN_READWRITE, e)) == NULL ||

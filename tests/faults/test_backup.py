@@ -33,11 +33,12 @@ EVAL = {"state": "the checkout is broken, refund now",
 CLIENTS = 3
 
 
-def console(db, *args):
+def console(db, *args, env_more=None):
     """evalgate-admin on the install whose database is db."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("SERVICE_")}
     env["SERVICE_DB_PATH"] = db
+    env.update(env_more or {})
     return subprocess.run([ADMIN] + list(args), env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -109,6 +110,23 @@ def loaded_backup(t, g, key, path):
         t.eq(stat.S_IMODE(os.stat(f).st_mode) if os.path.exists(f) else None,
              0o600, "%s is 0600" % os.path.basename(f))
     return before
+
+
+def restore_modes(t, path):
+    """A restored database has the mode init gives one: 0600, or 0660
+    with SERVICE_GROUP_WRITABLE=1 (design.md 16, item 13)."""
+    for group, want in (("0", 0o600), ("1", 0o660)):
+        fresh = tempfile.mkdtemp(prefix="evalgate-restore-")
+        db = os.path.join(fresh, "var", "evalgate.db")
+        try:
+            p = console(db, "restore", path,
+                        env_more={"SERVICE_GROUP_WRITABLE": group})
+            mode = os.stat(db).st_mode & 0o777 if p.returncode == 0 \
+                else None
+            t.eq(mode, want, "restore with SERVICE_GROUP_WRITABLE=%s: "
+                 "the database is %04o" % (group, want))
+        finally:
+            shutil.rmtree(fresh, ignore_errors=True)
 
 
 def restored(t, path, before, key):
@@ -229,6 +247,7 @@ def main():
         os.mkdir(os.path.dirname(good))
         before = loaded_backup(t, g, key, good)
         restored(t, good, before, key)
+        restore_modes(t, good)
         bad_backups(t, g, good)
         bad_restores(t, g, good)
         t.stop_clean(g)
