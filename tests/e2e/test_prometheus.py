@@ -8,7 +8,9 @@ sum(evalgate_requests_total) (the scrapes and health checks left out)
 with the number of calls made, and histogram_quantile(0.99, ...) over
 the evaluations' request durations with what the exposition's buckets
 give by Prometheus's interpolation; the rate() form of the quantile is a
-number too.  Skipped, saying why, only when prometheus is not installed
+number too.  Every query of examples/grafana-dashboard.json is valid
+PromQL to this Prometheus, and those of the panels the calls feed
+(requests, latency, version, workers) have data.  Skipped, saying why, only when prometheus is not installed
 (tools/deps.sh --test installs it)."""
 
 import json
@@ -26,6 +28,8 @@ from test_metrics import parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SAMPLE = os.path.join(HERE, "..", "..", "examples", "prometheus.yml")
+DASHBOARD = os.path.join(HERE, "..", "..", "examples",
+                         "grafana-dashboard.json")
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 STATE = "the box was empty when it arrived"
 QUESTIONS = {"empty": {"type": "noul", "instructions": "empty?"}}
@@ -79,6 +83,35 @@ def quantile(q, buckets):
             return prev_le + (le - prev_le) * (rank - prev_n) / (n - prev_n)
         prev_le, prev_n = le, n
     return float("nan")
+
+
+def test_dashboard(t, port):
+    """The dashboard's queries, with Grafana's $__rate_interval as 1m."""
+    with open(DASHBOARD) as f:
+        board = json.load(f)
+    fed = {"Requests per second by status", "Requests per second by route",
+           "Evaluation latency (POST /v1/systemone)", "Version",
+           "Workers that answered in the last minute"}
+    titles = set()
+    for panel in board["panels"]:
+        titles.add(panel["title"])
+        for target in panel["targets"]:
+            expr = target["expr"].replace("$__rate_interval", "1m")
+            try:
+                got = query(port, expr)
+                good = True
+            except Exception as e:      # refused by Prometheus
+                got, good = e, False
+            t.ok(good, "dashboard: %s: %s is valid PromQL" %
+                 (panel["title"], target["refId"]), got)
+            if good and panel["title"] in fed:
+                t.ok(len(got) > 0 and all(not math.isnan(v) for v in got),
+                     "dashboard: %s: %s has data" % (panel["title"],
+                                                     target["refId"]), got)
+    t.ok({"Backend failures per second", "Refusals per second",
+          "Abstention rate per schema"} | fed <= titles,
+         "dashboard: requests, latency quantiles, backend failures, "
+         "refusals, abstention rate per schema", titles)
 
 
 def main():
@@ -156,6 +189,7 @@ def main():
         t.ok(len(got) == 1 and 0 < got[0] <= buckets[-2][0],
              "the rate() form, as a dashboard asks: a latency in the "
              "buckets", got)
+        test_dashboard(t, port)
         t.stop_clean(g)
     finally:
         if prom is not None:
