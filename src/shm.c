@@ -123,7 +123,9 @@ setup(struct shm_file *f, size_t nslots)
 	pthread_mutexattr_t	a;
 	int			rc;
 
-	memset(f, 0, FILE_SIZE(nslots));
+	/* The metrics table is zero: the file was truncated to nothing
+	 * and grown again (map_once), which leaves it sparse. */
+	memset(f, 0, sizeof(*f) + nslots * sizeof(f->slots[0]));
 	f->version = SHM_VERSION;
 	f->nslots = nslots;
 	if (pthread_mutexattr_init(&a) != 0)
@@ -172,13 +174,14 @@ map_once(struct shm *m, struct error *e)
 		return 0;
 	}
 	/* A file that was never set up (new, or its maker died half way,
-	 * or not ours) is set up at our size: nobody maps it before. */
+	 * or not ours) is emptied and set up at our size: nobody maps it
+	 * before. */
 	size = FILE_SIZE(m->want);
 	if ((size_t)sb.st_size >= sizeof(uint32_t) &&
 	    pread(m->fd, &magic, sizeof(magic), 0) == sizeof(magic) &&
 	    magic == SHM_MAGIC)
 		size = (size_t)sb.st_size;
-	else if ((size_t)sb.st_size != size &&
+	else if (ftruncate(m->fd, 0) == -1 ||
 	    ftruncate(m->fd, (off_t)size) == -1) {
 		what = "size";
 		goto fail;

@@ -46,7 +46,7 @@ struct shm_worker {
  * owner alone with relaxed atomic stores (no lock), summed under the
  * lock by whoever reads them.  Label names (backends, schemas) are
  * given a cell index host-wide, in tables that only grow. */
-#define SHM_METRIC_CELLS	4096	/* counters a slot holds */
+#define SHM_METRIC_CELLS	2560	/* counters a slot holds */
 #define SHM_METRIC_NAMES	32	/* names a table holds */
 #define SHM_METRIC_NAME_SIZE	128	/* bytes of a name, with its NUL */
 enum shm_names { SHM_NAMES_BACKEND, SHM_NAMES_SCHEMA, SHM_NAMES__MAX };
