@@ -43,6 +43,7 @@ STUB(handle_admin)
 STUB(handle_admin_decisions)
 STUB(handle_admin_export)
 STUB(handle_admin_calibration)
+STUB(handle_metrics)
 
 struct answer {
 	const struct route	*found;

@@ -71,6 +71,22 @@ def until(port, expr, want, timeout=60):
     return got
 
 
+def ready(port, timeout=60):
+    """Whether Prometheus says it is ready (its API answers 503 while
+    its storage starts)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d/-/ready" %
+                                        port, timeout=5) as r:
+                if r.status == 200:
+                    return True
+        except OSError:     # urllib's HTTPError and URLError too
+            pass
+        time.sleep(0.25)
+    return False
+
+
 def quantile(q, buckets):
     """Prometheus's histogram_quantile over [(le, cumulative)], sorted."""
     total = buckets[-1][1]
@@ -142,7 +158,8 @@ def main():
              "--web.listen-address=127.0.0.1:%d" % port],
             stdout=subprocess.DEVNULL,
             stderr=open(os.path.join(g.dir, "prometheus.log"), "w"))
-        t.ok(wait_port(port, 30), "prometheus listens")
+        t.ok(wait_port(port, 30) and ready(port), "prometheus is ready",
+             open(os.path.join(g.dir, "prometheus.log")).read()[-2000:])
         t.eq(until(port, 'up{job="evalgate"}', [1.0]), [1.0],
              "it scrapes the internal listener: up is 1")
         def evaluate():
