@@ -13,7 +13,10 @@
  *    longer than the path, and none after;
  *  - a refusal is 404 or 405 (503 only if out of memory) with a
  *    message, no row and no params;
- *  - outside /admin/ the internal listener answers as a public one.
+ *  - a path of an internal route (/metrics) is 404 from a public
+ *    listener, whatever the method;
+ *  - outside /admin/ and the internal routes, the internal listener
+ *    answers as a public one.
  *
  * The route table points at the handlers; they are never called here,
  * and are defined below as traps, so that the target needs neither
@@ -100,8 +103,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct answer		 pub, internal;
 	char			 method[16], *path;
 	const struct fuzz_part	*p;
-	size_t			 n, mlen;
-	int			 admin_path;
+	struct uri_seg		 segs[HTTP_MAX_PARAMS];
+	size_t			 n, mlen, i, nsegs;
+	int			 admin_path, internal_path = 0;
 
 	n = fuzz_split(data, size, parts, 2);
 	/* The router keeps at most 15 bytes of the method (r->method). */
@@ -118,8 +122,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	path[p->len] = '\0';
 
 	admin_path = strncmp(path, "/admin/", 7) == 0;
+	for (i = 0; i < ROUTE__MAX; i++)
+		internal_path |= routes[i].internal && uri_match(
+		    routes[i].pattern, path, segs, HTTP_MAX_PARAMS, &nsegs);
 	pub = lookup(method, path, 0);
+	if (internal_path)
+		FUZZ_ASSERT(pub.found == NULL && pub.code == ERR_NOT_FOUND);
 	if (pub.found != NULL) {
+		FUZZ_ASSERT(!pub.found->internal);
 		FUZZ_ASSERT(!admin_path);
 		FUZZ_ASSERT(pub.found->need != NEED_ADMIN);
 		FUZZ_ASSERT(strncmp(pub.found->pattern, "/admin/", 7) != 0);
@@ -127,11 +137,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (admin_path)
 		FUZZ_ASSERT(pub.code == ERR_NOT_FOUND);
 	internal = lookup(method, path, 1);
-	if (!admin_path)
+	if (!admin_path && !internal_path)
 		FUZZ_ASSERT(internal.found == pub.found &&
 		    internal.code == pub.code);
 	else if (internal.found != NULL)
-		FUZZ_ASSERT(internal.found->need == NEED_ADMIN);
+		FUZZ_ASSERT(admin_path ? internal.found->need == NEED_ADMIN :
+		    internal.found->internal);
 	free(path);
 	return 0;
 }
