@@ -13,7 +13,10 @@
  *    longer than the path, and none after;
  *  - a refusal is 404 or 405 (503 only if out of memory) with a
  *    message, no row and no params;
- *  - outside /admin/ the internal listener answers as a public one;
+ *  - a path of an internal route (/metrics) is 404 from a public
+ *    listener, whatever the method;
+ *  - outside /admin/ and the internal routes, the internal listener
+ *    answers as a public one;
  *  - below a mount point (uri_mount_offset(), with the second half of
  *    the path as PATH_INFO), the routed tail starts at 0 or at a '/'
  *    of the path, and the lookups above hold for it too.
@@ -47,6 +50,7 @@ STUB(handle_admin)
 STUB(handle_admin_decisions)
 STUB(handle_admin_export)
 STUB(handle_admin_calibration)
+STUB(handle_metrics)
 
 struct answer {
 	const struct route	*found;
@@ -130,12 +134,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 static void
 check(const char *method, const char *path)
 {
-	struct answer	pub, internal;
-	int		admin_path;
+	struct answer	 pub, internal;
+	struct uri_seg	 segs[HTTP_MAX_PARAMS];
+	size_t		 i, nsegs;
+	int		 admin_path, internal_path = 0;
 
 	admin_path = strncmp(path, "/admin/", 7) == 0;
+	for (i = 0; i < ROUTE__MAX; i++)
+		internal_path |= routes[i].internal && uri_match(
+		    routes[i].pattern, path, segs, HTTP_MAX_PARAMS, &nsegs);
 	pub = lookup(method, path, 0);
+	if (internal_path)
+		FUZZ_ASSERT(pub.found == NULL && pub.code == ERR_NOT_FOUND);
 	if (pub.found != NULL) {
+		FUZZ_ASSERT(!pub.found->internal);
 		FUZZ_ASSERT(!admin_path);
 		FUZZ_ASSERT(pub.found->need != NEED_ADMIN);
 		FUZZ_ASSERT(strncmp(pub.found->pattern, "/admin/", 7) != 0);
@@ -143,9 +155,10 @@ check(const char *method, const char *path)
 	if (admin_path)
 		FUZZ_ASSERT(pub.code == ERR_NOT_FOUND);
 	internal = lookup(method, path, 1);
-	if (!admin_path)
+	if (!admin_path && !internal_path)
 		FUZZ_ASSERT(internal.found == pub.found &&
 		    internal.code == pub.code);
 	else if (internal.found != NULL)
-		FUZZ_ASSERT(internal.found->need == NEED_ADMIN);
+		FUZZ_ASSERT(admin_path ? internal.found->need == NEED_ADMIN :
+		    internal.found->internal);
 }

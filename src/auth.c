@@ -13,6 +13,7 @@
 #include "auth.h"
 #include "clock.h"
 #include "log.h"
+#include "metrics.h"
 #include "shm.h"
 #include "store.h"
 
@@ -191,8 +192,9 @@ auth_issue(char key[AUTH_KEY_LEN + 1], struct key_row *row, struct error *e)
 }
 
 static int
-refuse(struct error *e)
+refuse(struct error *e, enum metrics_auth why)
 {
+	metrics_auth(why);
 	/* One body for every cause: nothing tells a guesser which part
 	 * was wrong. */
 	return error_set(e, ERR_INVALID_API_KEY, NULL,
@@ -287,26 +289,26 @@ auth_check(struct store *st, const char *authorization, struct app *app,
 
 	if (authorization == NULL ||
 	    strncasecmp(authorization, "Bearer ", 7) != 0)
-		return refuse(e);
+		return refuse(e, MA_MISSING);
 	for (token = authorization + 7; *token == ' '; token++)
 		continue;
 	if (auth_parse_key(token, prefix, secret) == -1)
-		return refuse(e);
+		return refuse(e, MA_MALFORMED);
 	if ((rc = store_key_by_prefix(st, prefix, &k, e)) <= 0) {
 		sodium_memzero(secret, sizeof(secret));
-		return rc == 0 ? refuse(e) : -1;
+		return rc == 0 ? refuse(e, MA_UNKNOWN) : -1;
 	}
 	if (k.revoked_at != 0 || (k.expires_at != 0 &&
 	    k.expires_at * 1000 <= now)) {
 		sodium_memzero(secret, sizeof(secret));
-		return refuse(e);
+		return refuse(e, k.revoked_at != 0 ? MA_REVOKED : MA_EXPIRED);
 	}
 	rc = verify(st, token, secret, &k, now, e);
 	sodium_memzero(secret, sizeof(secret));
 	if (rc <= 0)
-		return rc == 0 ? refuse(e) : -1;
+		return rc == 0 ? refuse(e, MA_WRONG_SECRET) : -1;
 	if ((rc = store_app_by_id(st, k.app_id, app, e)) <= 0)
-		return rc == 0 ? refuse(e) : -1;
+		return rc == 0 ? refuse(e, MA_UNKNOWN) : -1;
 	return 0;
 }
 

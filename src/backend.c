@@ -34,6 +34,7 @@
 #include "clock.h"
 #include "json_util.h"
 #include "log.h"
+#include "metrics.h"
 #include "settings.h"
 #include "shm.h"
 
@@ -357,7 +358,9 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 			len--;
 		snprintf(base, sizeof(base), "%.*s", (int)len, b->urls[i]);
 		t0 = clock_mono_us();
+		memset(&at, 0, sizeof(at));
 		if (k->ask(c, base, out, &at) == 0) {
+			metrics_backend(b->name, MO_OK, clock_mono_us() - t0);
 			snprintf(out->replica, sizeof(out->replica), "%s",
 			    b->urls[i]);
 			if (until[i] != 0)
@@ -365,9 +368,13 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 			rc = 0;
 			break;
 		}
-		if (at.cool)
+		metrics_backend(b->name, at.outcome != MO_OK ? at.outcome :
+		    MO_ERROR, clock_mono_us() - t0);
+		if (at.cool) {
 			cooldown_put(kc->st, b->urls[i],
 			    clock_now_ms() + BACKEND_COOLDOWN_MS);
+			metrics_cooldown(b->name);
+		}
 		if (at.hint_ms > hint)
 			hint = at.hint_ms;
 		backend_http_loggable_url(b->urls[i], shown, sizeof(shown));
@@ -456,6 +463,8 @@ backend_evaluate(struct store *st, const struct settings *s,
     struct backend_answer *out, struct error *e)
 {
 	const struct backend_kind	*k = backend_kind_find(b->kind);
+	int64_t				 t0 = clock_mono_us();
+	int				 rc;
 
 	memset(out, 0, sizeof(*out));
 	if (k == NULL)
@@ -463,5 +472,9 @@ backend_evaluate(struct store *st, const struct settings *s,
 		    "backend '%s' has an unknown kind", b->name);
 	if (k->remote)
 		return remote(k, st, s, b, state, questions, out, e);
-	return k->answer(b, state, questions, out, e);
+	/* A built-in backend answers as one attempt. */
+	rc = k->answer(b, state, questions, out, e);
+	metrics_backend(b->name, rc == 0 ? MO_OK : MO_ERROR,
+	    clock_mono_us() - t0);
+	return rc;
 }

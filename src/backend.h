@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 
 #include "error.h"
+#include "metrics.h"
 #include "store.h"
 
 struct settings;
@@ -57,6 +58,8 @@ struct backend_attempt {
 	char	 reason[160];	/* short, one line, never a key or a body */
 	int	 cool;		/* the replica should rest for a cool-down */
 	long	 hint_ms;	/* the upstream's retry hint; -1: none */
+	enum metrics_outcome outcome;	/* for the metrics; MO_OK is
+					 * taken for MO_ERROR */
 };
 
 /* An option of its own that a kind accepts when a backend is added or

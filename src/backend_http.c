@@ -102,43 +102,49 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 
 /* What a transport failure means for the replica. */
 static const struct {
-	CURLcode	 code;
-	int		 cool;
-	const char	*what;
+	CURLcode		 code;
+	int			 cool;
+	enum metrics_outcome	 outcome;
+	const char		*what;
 } transport[] = {
-	{ CURLE_COULDNT_RESOLVE_HOST,	1, "cannot resolve the host" },
-	{ CURLE_COULDNT_CONNECT,	1, "cannot connect" },
-	{ CURLE_OPERATION_TIMEDOUT,	1, "timed out" },
-	{ CURLE_FILESIZE_EXCEEDED,	1, "answer too large" },
-	{ CURLE_GOT_NOTHING,		1, "empty reply" },
-	{ CURLE_SEND_ERROR,		1, "connection lost while sending" },
-	{ CURLE_RECV_ERROR,		1, "connection lost while receiving" },
-	{ CURLE_PARTIAL_FILE,		1, "answer cut short" },
-	{ CURLE_SSL_CONNECT_ERROR,	1, "TLS handshake failed" },
-	{ CURLE_PEER_FAILED_VERIFICATION, 1, "TLS certificate refused" },
+	{ CURLE_COULDNT_RESOLVE_HOST,	1, MO_CONNECT,
+	  "cannot resolve the host" },
+	{ CURLE_COULDNT_CONNECT,	1, MO_CONNECT, "cannot connect" },
+	{ CURLE_OPERATION_TIMEDOUT,	1, MO_TIMEOUT, "timed out" },
+	{ CURLE_FILESIZE_EXCEEDED,	1, MO_UNFIT, "answer too large" },
+	{ CURLE_GOT_NOTHING,		1, MO_CONNECT, "empty reply" },
+	{ CURLE_SEND_ERROR,		1, MO_CONNECT,
+	  "connection lost while sending" },
+	{ CURLE_RECV_ERROR,		1, MO_CONNECT,
+	  "connection lost while receiving" },
+	{ CURLE_PARTIAL_FILE,		1, MO_CONNECT, "answer cut short" },
+	{ CURLE_SSL_CONNECT_ERROR,	1, MO_CONNECT, "TLS handshake failed" },
+	{ CURLE_PEER_FAILED_VERIFICATION, 1, MO_CONNECT,
+	  "TLS certificate refused" },
 	/* Replica URLs are checked http(s) when added: at call time this
 	 * means an answer that is not HTTP (curl takes it for HTTP/0.9). */
-	{ CURLE_UNSUPPORTED_PROTOCOL,	1, "the answer is not HTTP" },
-	{ CURLE_WEIRD_SERVER_REPLY,	1, "the answer is not HTTP" },
-	{ CURLE_URL_MALFORMAT,		0, "malformed URL" },
-	{ CURLE_OUT_OF_MEMORY,		0, "out of memory" },
+	{ CURLE_UNSUPPORTED_PROTOCOL,	1, MO_UNFIT, "the answer is not HTTP" },
+	{ CURLE_WEIRD_SERVER_REPLY,	1, MO_UNFIT, "the answer is not HTTP" },
+	{ CURLE_URL_MALFORMAT,		0, MO_ERROR, "malformed URL" },
+	{ CURLE_OUT_OF_MEMORY,		0, MO_ERROR, "out of memory" },
 };
 
 /* What an HTTP status means: first matching row wins. */
 static const struct {
-	long		 lo, hi;
-	int		 answer;	/* read the body as an answer */
-	int		 cool;		/* the replica rests */
-	int		 hint;		/* its Retry-After counts */
-	const char	*what;
+	long			 lo, hi;
+	int			 answer;	/* read the body as an answer */
+	int			 cool;		/* the replica rests */
+	int			 hint;		/* its Retry-After counts */
+	enum metrics_outcome	 outcome;
+	const char		*what;
 } statuses[] = {
-	{ 200, 299,	 1, 0, 0, NULL },
-	{ 429, 429,	 0, 1, 1, "rate limited" },
-	{ 529, 529,	 0, 1, 1, "overloaded" },
-	{ 500, 599,	 0, 1, 0, "server error" },
-	{ 400, 499,	 0, 0, 0, "request refused" },
-	{ 300, 399,	 0, 1, 0, "a redirect, not followed" },
-	{ 0, LONG_MAX,	 0, 1, 0, "unexpected status" },
+	{ 200, 299,	 1, 0, 0, MO_OK, NULL },
+	{ 429, 429,	 0, 1, 1, MO_HTTP_429, "rate limited" },
+	{ 529, 529,	 0, 1, 1, MO_HTTP_5XX, "overloaded" },
+	{ 500, 599,	 0, 1, 0, MO_HTTP_5XX, "server error" },
+	{ 400, 499,	 0, 0, 0, MO_HTTP_OTHER, "request refused" },
+	{ 300, 399,	 0, 1, 0, MO_HTTP_OTHER, "a redirect, not followed" },
+	{ 0, LONG_MAX,	 0, 1, 0, MO_HTTP_OTHER, "unexpected status" },
 };
 #define NSTATUSES	(sizeof(statuses) / sizeof(statuses[0]))
 
@@ -157,6 +163,7 @@ status_failure(long status, const struct hints *h,
 	if (statuses[i].answer)
 		return 0;
 	at->cool = statuses[i].cool;
+	at->outcome = statuses[i].outcome;
 	if (statuses[i].hint)
 		at->hint_ms = h->retry_after_ms >= 0 ? h->retry_after_ms :
 		    h->retry_after;
@@ -171,8 +178,10 @@ transport_failure(CURLcode code, enum buf_rc rc, struct backend_attempt *at)
 	size_t	 i;
 
 	at->cool = 1;
+	at->outcome = MO_CONNECT;
 	if (rc != BUF_OK) {
 		at->cool = rc == BUF_TOO_LARGE;
+		at->outcome = rc == BUF_TOO_LARGE ? MO_UNFIT : MO_ERROR;
 		snprintf(at->reason, sizeof(at->reason), "%s",
 		    rc == BUF_TOO_LARGE ? "answer too large" : "out of memory");
 		return;
@@ -180,6 +189,7 @@ transport_failure(CURLcode code, enum buf_rc rc, struct backend_attempt *at)
 	for (i = 0; i < sizeof(transport) / sizeof(transport[0]); i++)
 		if (transport[i].code == code) {
 			at->cool = transport[i].cool;
+			at->outcome = transport[i].outcome;
 			snprintf(at->reason, sizeof(at->reason), "%s",
 			    transport[i].what);
 			return;

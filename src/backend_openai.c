@@ -482,6 +482,7 @@ openai_done(void *arg, size_t i, struct backend_attempt *at)
 	    out->dist[i], question_arity(k->qs[i]), &r, why,
 	    sizeof(why)) == -1) {
 		at->cool = 1;
+		at->outcome = MO_UNFIT;
 		snprintf(at->reason, sizeof(at->reason), "answer to '%.40s' "
 		    "does not fit: %.80s", k->names[i], why);
 		return -1;

@@ -17,6 +17,7 @@
 #include "decision.h"
 #include "handlers.h"
 #include "json_util.h"
+#include "metrics.h"
 #include "question.h"
 #include "store.h"
 #include "utf8.h"
@@ -144,6 +145,7 @@ handle_decision_outcome(struct req *r, struct error *e)
 	    check_source(body, &source, e) == 0 &&
 	    store_outcome_record(r->store, id, values, source,
 	    clock_now_ms(), e) == 0) {
+		metrics_outcome(d.schema_slug);
 		respond(r, id, values);
 		rc = 0;
 	}

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "handlers.h"
 #include "json_util.h"
+#include "metrics.h"
 #include "question.h"
 #include "settings.h"
 #include "store.h"
@@ -39,6 +40,7 @@ struct eval {
 	json_object		*answers;	/* owned: name -> answer */
 	json_object		*dists;		/* owned: name -> distribution */
 	int64_t			 backend_ms;
+	int			 asked;		/* the backend was called */
 	struct charge		 charge;	/* owed until recorded */
 	char			 id[UUID7_LEN + 1];
 };
@@ -265,6 +267,7 @@ ask_backend(struct req *r, struct eval *ev, struct error *e)
 	}
 	store_read_end(r->store);	/* nothing open during the call */
 	start = clock_mono_us();
+	ev->asked = 1;
 	rc = backend_evaluate(r->store, r->settings, &ev->backend, ev->state,
 	    ev->questions, &ev->ba, e);
 	ev->backend_ms = (clock_mono_us() - start + 500) / 1000;
@@ -360,6 +363,37 @@ respond(struct req *r, struct eval *ev, int64_t gateway_ms)
 	json_object_put(body);
 }
 
+/* Whether any answer of answers abstained. */
+static int
+abstained(json_object *answers)
+{
+	json_object	*x;
+
+	json_object_object_foreach(answers, name, a) {
+		(void)name;
+		if (json_object_object_get_ex(a, "x_abstain", &x) &&
+		    json_object_get_boolean(x))
+			return 1;
+	}
+	return 0;
+}
+
+/* What the access log says of the evaluation, as far as it went. */
+static void
+note(struct req *r, const struct eval *ev)
+{
+	if (ev->sv.slug[0] != '\0') {
+		snprintf(r->note.schema, sizeof(r->note.schema), "%s",
+		    ev->sv.slug);
+		r->note.schema_version = ev->sv.version;
+	}
+	if (ev->backend.name[0] != '\0')
+		snprintf(r->note.backend, sizeof(r->note.backend), "%s",
+		    ev->backend.name);
+	if (ev->asked)
+		r->note.backend_ms = ev->backend_ms;
+}
+
 int
 handle_systemone(struct req *r, struct error *e)
 {
@@ -388,9 +422,12 @@ handle_systemone(struct req *r, struct error *e)
 		gateway_ms = 0;
 	if (record(r, &ev, gateway_ms, e) == -1)
 		goto out;
+	metrics_decision(ev.sv.slug, abstained(ev.answers));
+	memcpy(r->note.decision, ev.id, sizeof(r->note.decision));
 	respond(r, &ev, gateway_ms);
 	rc = 0;
 out:
+	note(r, &ev);
 	eval_clear(&ev);
 	return rc;
 }

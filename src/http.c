@@ -45,6 +45,8 @@ req_init(struct req *r, FCGX_Request *fcgi, const struct settings *settings,
 	r->settings = settings;
 	r->store = store;
 	r->start_us = clock_mono_us();
+	r->note.schema_version = -1;
+	r->note.backend_ms = -1;
 	uuid7_new(clock_now_ms(), r->request_id);
 
 	method = FCGX_GetParam("REQUEST_METHOD", fcgi->envp);
@@ -210,6 +212,7 @@ head(struct req *r, int status, const char *type, size_t len, int chunked)
 	size_t		 i;
 
 	r->responded = 1;
+	r->status = status;
 	/* FCGX_FPrintF knows no %zu: format here, write raw. */
 	if (!chunked)
 		snprintf(length, sizeof(length), "Content-Length: %zu\r\n",

@@ -42,6 +42,16 @@ struct req {
 	char			*headers[HTTP_MAX_HEADERS]; /* owned lines */
 	size_t			 nheaders;
 	int			 responded;
+	int			 status;	/* of the answer written */
+	/* What the evaluation handler learnt, for the access log
+	 * (SERVICE_ACCESS_LOG=1): "" and -1 where it did not get there. */
+	struct {
+		char		 schema[MODEL_NAME_SIZE];
+		int64_t		 schema_version;
+		char		 backend[MODEL_NAME_SIZE];
+		char		 decision[UUID7_LEN + 1];
+		int64_t		 backend_ms;
+	}			 note;
 };
 
 /* Copies what the request needs out of the FastCGI params (they do not

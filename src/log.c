@@ -83,3 +83,47 @@ log_warn(const char *fmt, ...)
 	log_line("warning", 1, fmt, ap);
 	va_end(ap);
 }
+
+void
+log_access(const char *line)
+{
+	fprintf(stderr, "evalgate[%ld]: access:%s\n", (long)getpid(), line);
+	fflush(stderr);
+}
+
+void
+log_kv(char *line, size_t size, const char *key, const char *value)
+{
+	size_t		 len = strlen(line), at;
+	const char	*p;
+	int		 quote = *value == '\0', n;
+
+	for (p = value; *p != '\0' && !quote; p++)
+		quote = *p == ' ' || *p == '=' || *p == '"' || *p == '\\' ||
+		    (unsigned char)*p < 0x20 || *p == 0x7f;
+	n = snprintf(line + len, size - len, " %s=%s", key, quote ? "\"" : "");
+	if (n < 0 || (size_t)n >= size - len)
+		goto cut;
+	at = len + (size_t)n;
+	for (p = value; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\')
+			n = snprintf(line + at, size - at, "\\%c", *p);
+		else if (*p == '\n')
+			n = snprintf(line + at, size - at, "\\n");
+		else if (*p == '\t')
+			n = snprintf(line + at, size - at, "\\t");
+		else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			n = snprintf(line + at, size - at, "\\x%02x",
+			    (unsigned char)*p);
+		else
+			n = snprintf(line + at, size - at, "%c", *p);
+		if (n < 0 || (size_t)n >= size - at)
+			goto cut;
+		at += (size_t)n;
+	}
+	if (!quote || (size_t)snprintf(line + at, size - at, "\"") <
+	    size - at)
+		return;
+cut:
+	line[len] = '\0';
+}

@@ -19,6 +19,17 @@
 
 void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The access log (SERVICE_ACCESS_LOG=1): "evalgate[PID]: access: "
+ * and line, a request's logfmt fields (log_kv()).  Every line is
+ * written: one per request, never counted like repeated warnings
+ * (design.md section 16, item 14). */
+void	log_access(const char *line);
+/* Appends " key=value" to the NUL-terminated line (size bytes), logfmt:
+ * the value in double quotes, with backslash, double quote and control
+ * characters escaped (\\, \", \n, \t, \xNN), when it is empty or holds
+ * one of those, a space or '='.  A pair that does not fit is left out
+ * whole.  Pure, for the unit test. */
+void	log_kv(char *line, size_t size, const char *key, const char *value);
 
 /* The repetition state of one process, and its step, pure for the unit
  * test.  Given the next message (level and text) at now_us (monotonic),

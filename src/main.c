@@ -23,7 +23,9 @@
 #include "clock.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "router.h"
+#include "routes.h"
 #include "settings.h"
 #include "shm.h"
 #include "store.h"
@@ -42,6 +44,23 @@ static const char *
 env(const char *name)
 {
 	return getenv(name);
+}
+
+_Static_assert(ROUTE__MAX <= METRICS_NO_ROUTE, "every route has its cells");
+
+/* The routes' labels for the metrics (method and pattern of each row). */
+static void
+metrics_setup(const struct settings *s)
+{
+	static struct metrics_route	 labels[ROUTE__MAX];
+	size_t				 i;
+
+	for (i = 0; i < ROUTE__MAX; i++) {
+		labels[i].method = routes[i].method;
+		labels[i].pattern = routes[i].pattern;
+	}
+	metrics_set_routes(labels, ROUTE__MAX);
+	metrics_enable(s->metrics != 0);
 }
 
 int
@@ -85,14 +104,15 @@ main(void)
 	 * tried again between requests: not a reason to exit. */
 	store = store_open_lazy(&settings);
 	/* The host's shared memory (in-flight limits, probes, key
-	 * budgets).  Without it those limits are off, which is logged:
-	 * not a reason to refuse requests. */
+	 * budgets, metrics).  Without it those limits are off and nothing
+	 * is counted, which is logged: not a reason to refuse requests. */
 	if ((shm = shm_attach(settings.shm_path, (int)settings.workers, 0666,
 	    &e)) == NULL) {
 		log_warn("%s: host-wide limits off", e.message);
 		error_clear(&e);
 	}
 	shm_set_host(shm);
+	metrics_setup(&settings);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;

@@ -90,6 +90,12 @@ const struct route routes[ROUTE__MAX] = {
 	    .pattern = "/admin/v1/schemas/{}/calibration",
 	    .fn = handle_admin_calibration, .need = NEED_ADMIN,
 	    .charge = CHARGE_ROUTER },
+
+	/* Prometheus scrapes without a key (unless the settings ask for
+	 * an administrator's) and is not rate limited. */
+	[ROUTE_METRICS] = { .method = "GET", .pattern = "/metrics",
+	    .fn = handle_metrics, .need = NEED_METRICS,
+	    .charge = CHARGE_NONE, .internal = 1 },
 };
 
 #undef ADMIN
@@ -114,7 +120,8 @@ route_find(const char *method, const char *path, int on_admin_listener,
 		return error_set(e, ERR_NOT_FOUND, NULL, "no such route: %s",
 		    path);
 	for (i = 0; i < ROUTE__MAX && *found == NULL; i++) {
-		if (!uri_match(routes[i].pattern, path, segs, HTTP_MAX_PARAMS,
+		if ((routes[i].internal && !on_admin_listener) ||
+		    !uri_match(routes[i].pattern, path, segs, HTTP_MAX_PARAMS,
 		    &nsegs))
 			continue;
 		path_known = 1;

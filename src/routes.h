@@ -44,12 +44,14 @@ enum route_id {
 	ROUTE_ADMIN_EXPORT,
 	ROUTE_ADMIN_CALIBRATION,
 	ROUTE_ADMIN_PRUNE,
+	ROUTE_METRICS,
 	ROUTE__MAX
 };
 
-/* What the route needs from the caller: nothing, an API key, or the key
- * of an administrator application. */
-enum route_need { NEED_NONE, NEED_KEY, NEED_ADMIN };
+/* What the route needs from the caller: nothing, an API key, the key
+ * of an administrator application, or that key only when the settings
+ * say so (SERVICE_METRICS_KEY_REQUIRED=1). */
+enum route_need { NEED_NONE, NEED_KEY, NEED_ADMIN, NEED_METRICS };
 
 /* Who charges the rate limit: nobody (no key), the router (cost 0), or
  * the handler itself, once it knows the call's quota cost. */
@@ -61,13 +63,17 @@ struct route {
 	handler_fn		 fn;
 	enum route_need		 need;
 	enum route_charge	 charge;
+	int			 internal;	/* only on the internal
+						 * listener (/admin/ paths
+						 * always are) */
 	struct admin_call	 admin;		/* handle_admin()'s */
 };
 
 extern const struct route routes[ROUTE__MAX];
 
 /* The route of method and path for a request that came in on the
- * internal listener or not: /admin/ paths exist only there.  0 with
+ * internal listener or not: /admin/ paths and internal routes exist
+ * only there.  0 with
  * *found set to its row (in routes[]) and params[] to its {} segments,
  * decoded, as new strings the caller frees (NULL past the last; HEAD
  * finds the GET route, answered without a body), or -1

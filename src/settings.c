@@ -75,6 +75,16 @@ static const struct setting table[] = {
 	{ "SERVICE_STATE_RETENTION_DAYS", K_LONG, "0", 0, 1000000, { NULL },
 	  NUM(state_retention_days), "days a kept state (log_state) is kept; "
 	  "older ones are removed, the decision stays; 0 keeps them" },
+	{ "SERVICE_METRICS", K_LONG, "1", 0, 1, { NULL }, NUM(metrics),
+	  "1: count requests, backends and decisions in the shared memory "
+	  "for GET /metrics on the internal listener; 0: count nothing, "
+	  "/metrics is 404" },
+	{ "SERVICE_METRICS_KEY_REQUIRED", K_LONG, "0", 0, 1, { NULL },
+	  NUM(metrics_key_required),
+	  "1: GET /metrics needs an administrator's key; 0: no key" },
+	{ "SERVICE_ACCESS_LOG", K_LONG, "0", 0, 1, { NULL }, NUM(access_log),
+	  "1: one logfmt line per request on stderr (the web server's "
+	  "error log); 0: none" },
 #ifdef EVALGATE_TEST_HOOKS
 	{ "SERVICE_TEST_CLOCK_FILE", K_PATH, "", 0, 0, { NULL },
 	  STR(test_clock_file),

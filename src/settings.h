@@ -26,6 +26,9 @@ struct settings {
 	long	retention_days_with_outcomes;	/* -1: as retention_days,
 						 * 0: forever */
 	long	state_retention_days;	/* 0: keep every kept state */
+	long	metrics;		/* 1: count for GET /metrics */
+	long	metrics_key_required;	/* 1: /metrics needs an admin key */
+	long	access_log;		/* 1: a line per request */
 #ifdef EVALGATE_TEST_HOOKS
 	char	test_clock_file[4096];	/* --enable-test-hooks only */
 #endif

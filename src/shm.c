@@ -34,6 +34,14 @@ struct shm_budget {
 	int64_t		 runs;		/* in it */
 };
 
+/* A table of metric label names: entries below n are set and never
+ * change; a new one is written, then n raised (release), under the
+ * lock, so that readers without it see whole names. */
+struct shm_name_table {
+	uint32_t		 n;
+	char			 name[SHM_METRIC_NAMES][SHM_METRIC_NAME_SIZE];
+};
+
 struct shm_file {
 	uint32_t		 magic;
 	uint32_t		 version;	/* SHM_VERSION */
@@ -42,8 +50,17 @@ struct shm_file {
 	struct shm_probe	 probes[SHM_PROBES];
 	struct shm_budget	 budgets[SHM_BUDGETS];
 	int64_t			 marks[SHM_MARK__MAX];	/* epoch ms */
+	struct shm_name_table	 names[SHM_NAMES__MAX];
 	struct shm_worker	 slots[];	/* nslots of them */
+	/* then the metrics table: nslots + 1 struct shm_metrics, the
+	 * last the retired figures (see metrics_of()) */
 };
+
+/* Where the metrics table begins, and the bytes of a file of nslots. */
+#define METRICS_OFFSET(nslots)	((sizeof(struct shm_file) + \
+	(nslots) * sizeof(struct shm_worker) + 63) & ~(size_t)63)
+#define FILE_SIZE(nslots)	(METRICS_OFFSET(nslots) + \
+	((nslots) + 1) * sizeof(struct shm_metrics))
 
 static struct shm	*host;		/* the process's mapping, or NULL */
 
@@ -106,6 +123,8 @@ setup(struct shm_file *f, size_t nslots)
 	pthread_mutexattr_t	a;
 	int			rc;
 
+	/* The metrics table is zero: the file was truncated to nothing
+	 * and grown again (map_once), which leaves it sparse. */
 	memset(f, 0, sizeof(*f) + nslots * sizeof(f->slots[0]));
 	f->version = SHM_VERSION;
 	f->nslots = nslots;
@@ -155,13 +174,14 @@ map_once(struct shm *m, struct error *e)
 		return 0;
 	}
 	/* A file that was never set up (new, or its maker died half way,
-	 * or not ours) is set up at our size: nobody maps it before. */
-	size = sizeof(struct shm_file) + m->want * sizeof(struct shm_worker);
+	 * or not ours) is emptied and set up at our size: nobody maps it
+	 * before. */
+	size = FILE_SIZE(m->want);
 	if ((size_t)sb.st_size >= sizeof(uint32_t) &&
 	    pread(m->fd, &magic, sizeof(magic), 0) == sizeof(magic) &&
 	    magic == SHM_MAGIC)
 		size = (size_t)sb.st_size;
-	else if ((size_t)sb.st_size != size &&
+	else if (ftruncate(m->fd, 0) == -1 ||
 	    ftruncate(m->fd, (off_t)size) == -1) {
 		what = "size";
 		goto fail;
@@ -174,8 +194,7 @@ map_once(struct shm *m, struct error *e)
 	}
 	m->size = size;
 	if (m->f->magic == SHM_MAGIC && (m->f->version != SHM_VERSION ||
-	    sizeof(struct shm_file) + m->f->nslots *
-	    sizeof(struct shm_worker) != size)) {
+	    m->f->nslots > size || FILE_SIZE(m->f->nslots) != size)) {
 		unlink(m->path);	/* another layout: a new file */
 		unmap(m);
 		return 0;
@@ -194,6 +213,34 @@ fail:
 	return -1;
 }
 
+/* Slot i's metrics; i == nslots: the retired figures. */
+static struct shm_metrics *
+metrics_of(struct shm_file *f, size_t i)
+{
+	return (struct shm_metrics *)(void *)((char *)f +
+	    METRICS_OFFSET(f->nslots)) + i;
+}
+
+/* Under the lock: adds slot i's figures to the retired ones and empties
+ * it, before its new owner counts there.  A holder killed half way
+ * loses or counts twice at most the one cell it was folding. */
+static void
+fold(struct shm_file *f, size_t i)
+{
+	struct shm_metrics	*from = metrics_of(f, i);
+	struct shm_metrics	*to = metrics_of(f, f->nslots);
+	uint64_t		 v;
+	size_t			 c;
+
+	for (c = 0; c < SHM_METRIC_CELLS; c++) {
+		if ((v = from->cell[c]) == 0)
+			continue;
+		from->cell[c] = 0;
+		to->cell[c] += v;
+	}
+	from->answered_ms = 0;
+}
+
 /* Takes a free slot, or one whose owner is gone. */
 static void
 claim(struct shm *m)
@@ -210,6 +257,7 @@ claim(struct shm *m)
 		for (i = 0; i < n && w[i].pid != 0; i++)
 			;
 	if (i < n) {
+		fold(m->f, i);
 		w[i].backend_id = 0;
 		w[i].started = m->started;
 		w[i].pid = getpid();
@@ -493,4 +541,62 @@ shm_marked(struct shm *m, enum shm_mark k)
 	at = m->f->marks[k];
 	shm_unlock(m);
 	return at;
+}
+
+struct shm_metrics *
+shm_metrics_self(struct shm *m)
+{
+	if (m == NULL || m->f == NULL || m->self == NULL)
+		return NULL;
+	return metrics_of(m->f, (size_t)(m->self - m->f->slots));
+}
+
+struct shm_metrics *
+shm_metrics_retired(struct shm *m)
+{
+	return metrics_of(m->f, m->f->nslots);
+}
+
+struct shm_metrics *
+shm_metrics_at(struct shm *m, size_t i)
+{
+	return metrics_of(m->f, i < m->f->nslots ? i : m->f->nslots);
+}
+
+int
+shm_metric_name(struct shm *m, enum shm_names t, const char *name)
+{
+	struct shm_name_table	*nt;
+	uint32_t		 i, n;
+
+	if (m == NULL || m->f == NULL || t >= SHM_NAMES__MAX ||
+	    strlen(name) >= SHM_METRIC_NAME_SIZE)
+		return -1;
+	nt = &m->f->names[t];
+	n = __atomic_load_n(&nt->n, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n && i < SHM_METRIC_NAMES; i++)
+		if (strcmp(nt->name[i], name) == 0)
+			return (int)i;
+	if (n >= SHM_METRIC_NAMES || shm_lock(m) == -1)
+		return -1;
+	/* Another process may have added it since. */
+	n = nt->n < SHM_METRIC_NAMES ? nt->n : SHM_METRIC_NAMES;
+	for (i = 0; i < n && strcmp(nt->name[i], name) != 0; i++)
+		;
+	if (i == n && n < SHM_METRIC_NAMES) {
+		snprintf(nt->name[i], sizeof(nt->name[i]), "%s", name);
+		__atomic_store_n(&nt->n, n + 1, __ATOMIC_RELEASE);
+	}
+	shm_unlock(m);
+	return i < SHM_METRIC_NAMES ? (int)i : -1;
+}
+
+const char
+(*shm_metric_names(struct shm *m, enum shm_names t, size_t *n))
+    [SHM_METRIC_NAME_SIZE]
+{
+	struct shm_name_table	*nt = &m->f->names[t];
+
+	*n = nt->n < SHM_METRIC_NAMES ? nt->n : SHM_METRIC_NAMES;
+	return (const char (*)[SHM_METRIC_NAME_SIZE])nt->name;
 }

@@ -9,7 +9,10 @@
  *
  * The layout is fixed and versioned: a header, one robust
  * process-shared mutex, the tables of the counters below, then
- * SHM_SLOTS(workers) worker slots.  A file of
+ * SHM_SLOTS(workers) worker slots, then the metrics table: one
+ * struct shm_metrics per worker slot and one more, "retired", into which
+ * a slot's figures are folded when the slot is taken again (metrics.c
+ * says what the cells count).  A file of
  * another version or size is not reused: it is unlinked and a new one
  * made, so processes of two versions never share a layout.  A slot is
  * owned by a process (pid and start time, against pid reuse) and freed
@@ -26,7 +29,7 @@
 
 #include "error.h"
 
-#define SHM_VERSION	3
+#define SHM_VERSION	4
 #define SHM_PROBES	64	/* replicas whose probe is remembered */
 #define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
 /* Slots for workers: the pool, the internal listener's, the console, and
@@ -37,6 +40,20 @@ struct shm_worker {
 	pid_t	 pid;		/* owner; 0: free */
 	uint64_t started;	/* the owner's start time (/proc), in ticks */
 	int64_t	 backend_id;	/* evaluation in flight to it; 0 none */
+};
+
+/* Metrics (metrics.c): cells of counters, each slot's written by its
+ * owner alone with relaxed atomic stores (no lock), summed under the
+ * lock by whoever reads them.  Label names (backends, schemas) are
+ * given a cell index host-wide, in tables that only grow. */
+#define SHM_METRIC_CELLS	2560	/* counters a slot holds */
+#define SHM_METRIC_NAMES	32	/* names a table holds */
+#define SHM_METRIC_NAME_SIZE	128	/* bytes of a name, with its NUL */
+enum shm_names { SHM_NAMES_BACKEND, SHM_NAMES_SCHEMA, SHM_NAMES__MAX };
+
+struct shm_metrics {
+	int64_t	 answered_ms;	/* epoch ms of the owner's last answer */
+	uint64_t cell[SHM_METRIC_CELLS];
 };
 
 struct shm;	/* a process's handle on the mapping (opaque) */
@@ -90,6 +107,24 @@ int64_t		 shm_marked(struct shm *m, enum shm_mark k);
  * at start by the worker; NULL where there is none (the console). */
 void		 shm_set_host(struct shm *m);
 struct shm	*shm_host(void);
+
+/* Metrics.  This process's cells, written without the lock (relaxed
+ * atomics); NULL when it has no slot or no mapping.  A slot taken by a
+ * new owner first has its figures folded into the retired ones. */
+struct shm_metrics *shm_metrics_self(struct shm *m);
+/* Under the lock: the retired figures (of slots taken again, and of
+ * processes that found no slot, which count here under the lock). */
+struct shm_metrics *shm_metrics_retired(struct shm *m);
+/* Under the lock: the metrics of worker slot i (< n of shm_slots). */
+struct shm_metrics *shm_metrics_at(struct shm *m, size_t i);
+/* The index of name in table t, added if new: from 0, or -1 when the
+ * table is full (or there is no mapping).  Reads without the lock;
+ * adds under it. */
+int		 shm_metric_name(struct shm *m, enum shm_names t,
+		    const char *name);
+/* Under the lock: the names of table t, *n of them. */
+const char	(*shm_metric_names(struct shm *m, enum shm_names t,
+		    size_t *n))[SHM_METRIC_NAME_SIZE];
 
 /* Under the lock: this process's slot, and every slot (n of them). */
 struct shm_worker *shm_self(struct shm *m);

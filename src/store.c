@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "metrics.h"
 #include "settings.h"
 #include "shm.h"
 #include "store_internal.h"
@@ -46,6 +47,8 @@ fail_db(sqlite3 *db, struct error *e, const char *what)
 
 	if (!quiet)
 		log_warn("database: %s: %s (%d)", what, msg, rc);
+	if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+		metrics_db_busy();
 	switch (rc & 0xff) {
 	case SQLITE_BUSY:
 	case SQLITE_LOCKED:

@@ -26,6 +26,8 @@ for s in floor "lexical full" "lexical normal" "upstream normal" \
     "nginx direct"; do
 	check "a figure for $s" "grep -q '^| $s | [0-9]' '$out' 2>/dev/null"
 done
+check "metrics on against off is reported" \
+    "grep -q 'Metrics on against off.*ratio \\*\\*[0-9]' '$out' 2>/dev/null"
 check "the gateway-added latency is reported" \
     "grep -q 'Gateway-added latency.*[0-9] ms' '$out' 2>/dev/null"
 echo "1..$n"

@@ -34,6 +34,8 @@ if [ "$mode" = "--test" ]; then
 	# tests/e2e/test_calibration.py: renders the calibration page in
 	# headless Chromium and keeps a screenshot.
 	pkgs="$pkgs chromium"
+	# tests/e2e/test_prometheus.py: a real Prometheus scrapes /metrics.
+	pkgs="$pkgs prometheus"
 	command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 if [ "$mode" = "--test" ] || [ "$mode" = "--bench" ]; then

@@ -1,7 +1,8 @@
 /* log_test.c: TAP tests of the repetition step of src/log.c: the first
  * of identical lines is written, the rest counted, the count written
  * every LOG_REPEAT_S seconds, and a different line first settles the
- * count owed for the previous one. */
+ * count owed for the previous one; and the access log's logfmt pairs
+ * (log_kv): quoted when needed, escaped, never cut in half. */
 #include "config.h"
 
 #include "log.h"
@@ -36,5 +37,24 @@ main(void)
 	    "a line seen two lines ago is written again, nothing owed");
 	ok(log_repeat_step(&r, "info: disk full", LOG_REPEAT_S * S + 5,
 	    &owed, &count) == LOG_WRITE, "the level is part of the line");
+
+	{
+		char	 line[64] = "";
+
+		log_kv(line, sizeof(line), "route", "/v1/systemone");
+		log_kv(line, sizeof(line), "app", "");
+		is_str(line, " route=/v1/systemone app=\"\"",
+		    "logfmt: plain values bare, an empty one quoted");
+		line[0] = '\0';
+		log_kv(line, sizeof(line), "app", "a b=\"c\\\n\x01");
+		is_str(line, " app=\"a b=\\\"c\\\\\\n\\x01\"",
+		    "space, '=', quote, backslash, control: quoted, escaped");
+		line[0] = '\0';
+		log_kv(line, sizeof(line), "status", "200");
+		log_kv(line, sizeof(line), "app",
+		    "a value far too long to fit what is left of the line");
+		is_str(line, " status=200", "a pair that does not fit is "
+		    "left out whole");
+	}
 	return tap_done();
 }

@@ -66,13 +66,14 @@ test_every_row(void)
 	char			*params[HTTP_MAX_PARAMS];
 	char			 path[256];
 	size_t			 i, k, nb;
-	int			 admin_path, all_null;
+	int			 admin_path, internal, all_null;
 	enum err_code		 code;
 
 	for (i = 0; i < ROUTE__MAX; i++) {
 		const struct route *rt = &routes[i];
 
 		admin_path = strncmp(rt->pattern, "/admin/", 7) == 0;
+		internal = admin_path || rt->internal;
 		ok(rt->method != NULL && rt->pattern != NULL && rt->fn != NULL,
 		    "row %zu is filled", i);
 		ok(admin_path == (rt->need == NEED_ADMIN),
@@ -97,7 +98,7 @@ test_every_row(void)
 		code = find(rt->method, path, 0, &found, params, NULL, 0);
 		for (all_null = 1, k = 0; k < HTTP_MAX_PARAMS; k++)
 			all_null &= params[k] == NULL;
-		if (admin_path)
+		if (internal)
 			ok(code == ERR_NOT_FOUND && found == NULL && all_null,
 			    "%s %s: 404 from a public listener", rt->method,
 			    path);
@@ -108,10 +109,10 @@ test_every_row(void)
 		free_params(params);
 
 		code = find("BREW", path, 0, &found, params, NULL, 0);
-		ok(code == (admin_path ? ERR_NOT_FOUND :
+		ok(code == (internal ? ERR_NOT_FOUND :
 		    ERR_METHOD_NOT_ALLOWED) && found == NULL,
 		    "%s with another method: %s from a public listener",
-		    path, admin_path ? "404" : "405");
+		    path, internal ? "404" : "405");
 		code = find("BREW", path, 1, &found, params, NULL, 0);
 		ok(code == ERR_METHOD_NOT_ALLOWED && found == NULL,
 		    "%s with another method: 405 on the internal listener",
@@ -151,6 +152,16 @@ test_answers(void)
 	char			*params[HTTP_MAX_PARAMS];
 	char			 msg[512];
 
+	ok(find("GET", "/metrics", 0, &found, params, msg, sizeof(msg)) ==
+	    ERR_NOT_FOUND && found == NULL, "/metrics: 404 from a public "
+	    "listener");
+	is_str(msg, "no such route: /metrics", "its message: as any unknown "
+	    "path's");
+	ok(find("GET", "/metrics", 1, &found, params, msg, sizeof(msg)) ==
+	    ERR_NONE && found == &routes[ROUTE_METRICS] &&
+	    found->need == NEED_METRICS && found->charge == CHARGE_NONE,
+	    "/metrics: found on the internal listener, no key by default, "
+	    "not rate limited");
 	ok(find("GET", "/nope", 0, &found, params, msg, sizeof(msg)) ==
 	    ERR_NOT_FOUND, "an unknown path: 404");
 	is_str(msg, "no such route: /nope", "its message");

@@ -2,8 +2,10 @@
  * real processes: the file is made with the mode asked, each process
  * gets its own slot, a process killed while holding the mutex does not
  * stall the others, the slot of a killed process is freed, a deleted or
- * replaced file is noticed and mapped anew by everyone, and a file of
- * another layout is replaced, not reused. */
+ * replaced file is noticed and mapped anew by everyone, a file of
+ * another layout is replaced, not reused, and the metrics of a process
+ * killed -9 survive its slot being taken again (folded into the retired
+ * figures, never counted twice). */
 #include "config.h"
 
 #include <signal.h>
@@ -20,8 +22,9 @@
 static char path[256];
 
 /* A child that attaches, says so through the pipe, then does what = 'w'
- * (wait to be killed), 'l' (takes the lock, then waits) or 'i' (takes
- * the in-flight count of backend 7, limit 1, then waits). */
+ * (wait to be killed), 'l' (takes the lock, then waits), 'i' (takes
+ * the in-flight count of backend 7, limit 1, then waits) or 'm' (counts
+ * 5 in metrics cell 0 and 3 in cell 7 of its slot, then waits). */
 static pid_t
 child(char what)
 {
@@ -36,8 +39,13 @@ child(char what)
 		struct shm	*m = shm_attach(path, 4, 0600, &e);
 
 		if (m == NULL || (what == 'l' && shm_lock(m) == -1) ||
-		    (what == 'i' && shm_inflight_take(m, 7, 1) != 1))
+		    (what == 'i' && shm_inflight_take(m, 7, 1) != 1) ||
+		    (what == 'm' && shm_metrics_self(m) == NULL))
 			_exit(1);
+		if (what == 'm') {
+			shm_metrics_self(m)->cell[0] += 5;
+			shm_metrics_self(m)->cell[7] += 3;
+		}
 		(void)write(fds[1], "x", 1);
 		pause();
 		_exit(0);
@@ -69,6 +77,82 @@ taken(struct shm *m)
 		k += w[i].pid != 0;
 	shm_unlock(m);
 	return k;
+}
+
+/* Cell c summed over every slot and the retired figures, as
+ * metrics_collect() sums them; *retired gets the retired figure. */
+static uint64_t
+cell_sum(struct shm *m, size_t c, uint64_t *retired)
+{
+	size_t		 i, n;
+	uint64_t	 v = 0;
+
+	if (shm_lock(m) == -1)
+		return (uint64_t)-1;
+	shm_slots(m, &n);
+	for (i = 0; i < n; i++)
+		v += shm_metrics_at(m, i)->cell[c];
+	*retired = shm_metrics_retired(m)->cell[c];
+	shm_unlock(m);
+	return v + *retired;
+}
+
+static void
+test_metrics(void)
+{
+	struct error	 e = { 0 };
+	struct shm	*m;
+	pid_t		 dead, kids[SHM_SLOTS(4)], last;
+	uint64_t	 retired;
+	size_t		 k = 0, i, n;
+	char		 name[32];
+
+	unlink(path);
+	m = shm_attach(path, 4, 0600, &e);
+	ok(m != NULL && shm_metrics_self(m) != NULL,
+	    "metrics: this process has cells");
+	shm_metrics_self(m)->cell[0] += 1;
+	dead = child('m');
+	ok(dead > 0, "a child counted 5 and 3 in its slot");
+	kill_wait(dead);
+	ok(cell_sum(m, 0, &retired) == 6 && retired == 0 &&
+	    cell_sum(m, 7, &retired) == 3,
+	    "killed -9: its figures are still summed (6, 3), in its slot");
+	/* Every other slot taken, then one more process: it takes the
+	 * dead one's slot, whose figures are folded first. */
+	shm_slots(m, &n);
+	for (i = 0; i + 2 < n; i++)
+		if ((kids[k] = child('w')) > 0)
+			k++;
+	ok(k == n - 2 && taken(m) == n, "every slot taken (%zu)", n);
+	last = child('w');
+	ok(last > 0, "one more process: it reaps the dead one's slot");
+	ok(cell_sum(m, 0, &retired) == 6 && retired == 5 &&
+	    cell_sum(m, 7, &retired) == 3 && retired == 3,
+	    "the figures were folded into the retired ones: nothing lost, "
+	    "nothing counted twice");
+	kill_wait(last);
+	for (i = 0; i < k; i++)
+		kill_wait(kids[i]);
+
+	ok(shm_metric_name(m, SHM_NAMES_BACKEND, "alpha") == 0 &&
+	    shm_metric_name(m, SHM_NAMES_BACKEND, "beta") == 1 &&
+	    shm_metric_name(m, SHM_NAMES_BACKEND, "alpha") == 0 &&
+	    shm_metric_name(m, SHM_NAMES_SCHEMA, "beta") == 0,
+	    "label names: an index each, per table, stable");
+	for (i = 2; i < SHM_METRIC_NAMES; i++) {
+		snprintf(name, sizeof(name), "b%zu", i);
+		if (shm_metric_name(m, SHM_NAMES_BACKEND, name) != (int)i)
+			break;
+	}
+	ok(i == SHM_METRIC_NAMES && shm_metric_name(m, SHM_NAMES_BACKEND,
+	    "one-too-many") == -1 && shm_metric_name(m, SHM_NAMES_BACKEND,
+	    "b9") == 9, "a full table refuses new names (-1: \"other\"), "
+	    "keeps the old");
+	ok(shm_metric_name(NULL, SHM_NAMES_BACKEND, "x") == -1 &&
+	    shm_metrics_self(NULL) == NULL, "no mapping: no cells");
+	shm_detach(m);
+	unlink(path);
 }
 
 int
@@ -172,5 +256,6 @@ main(void)
 	    taken(m) == 1, "a file of another layout is replaced");
 	shm_detach(m);
 	unlink(path);
+	test_metrics();
 	return tap_done();
 }

@@ -1,0 +1,303 @@
+/* metrics.c: the host's counters in the shared memory, and their sum
+ * (see metrics.h). */
+#include "config.h"
+
+#include <string.h>
+
+#include "clock.h"
+#include "metrics.h"
+
+_Static_assert(sizeof(struct metrics_cells) <=
+    SHM_METRIC_CELLS * sizeof(uint64_t), "metrics cells fit a slot");
+
+const char *const metrics_outcome_names[MO__MAX] = {
+	[MO_OK] = "ok", [MO_TIMEOUT] = "timeout", [MO_CONNECT] = "connect",
+	[MO_HTTP_5XX] = "http_5xx", [MO_HTTP_429] = "http_429",
+	[MO_HTTP_OTHER] = "http_other", [MO_UNFIT] = "unfit",
+	[MO_ERROR] = "error",
+};
+
+const char *const metrics_auth_names[MA__MAX] = {
+	[MA_MISSING] = "missing", [MA_MALFORMED] = "malformed",
+	[MA_UNKNOWN] = "unknown", [MA_REVOKED] = "revoked",
+	[MA_EXPIRED] = "expired", [MA_WRONG_SECRET] = "wrong_secret",
+	[MA_NOT_ADMIN] = "not_admin",
+};
+
+const char *const metrics_refusal_names[MR__MAX] = {
+	[MR_RATE] = "rate", [MR_QUOTA] = "quota",
+};
+
+const int metrics_status[METRICS_STATUSES] = {
+	200, 201, 204, 400, 401, 403, 404, 405, 409, 413, 422, 429, 500,
+	502, 503, 0
+};
+
+const double metrics_bounds[METRICS_BUCKETS] = {
+	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30
+};
+
+static const struct metrics_route *route_labels;
+static size_t	 nroute_labels;
+static int	 enabled = 1;
+
+void
+metrics_set_routes(const struct metrics_route *labels, size_t n)
+{
+	route_labels = labels;
+	nroute_labels = n < METRICS_NO_ROUTE ? n : METRICS_NO_ROUTE;
+}
+
+const struct metrics_route *
+metrics_route_label(size_t i)
+{
+	static const struct metrics_route none = { "none", "none" };
+
+	return i < nroute_labels ? &route_labels[i] : &none;
+}
+
+void
+metrics_enable(int on)
+{
+	enabled = on;
+}
+
+int
+metrics_enabled(void)
+{
+	return enabled;
+}
+
+/* Adds v to a cell of this process's slot: only its owner writes it, so
+ * a load and a store, relaxed (a plain mov each), not a locked add. */
+static void
+add(uint64_t *cell, uint64_t v)
+{
+	__atomic_store_n(cell, __atomic_load_n(cell, __ATOMIC_RELAXED) + v,
+	    __ATOMIC_RELAXED);
+}
+
+/* The cells to count in, or NULL: nothing is counted.  A process that
+ * found no slot counts in the retired figures, under the lock, which
+ * *locked says to release with done(). */
+static struct metrics_cells *
+cells(struct shm **locked)
+{
+	struct shm		*m = shm_host();
+	struct shm_metrics	*sm;
+
+	*locked = NULL;
+	if (!enabled || m == NULL)
+		return NULL;
+	if ((sm = shm_metrics_self(m)) == NULL) {
+		if (shm_lock(m) == -1)
+			return NULL;
+		*locked = m;
+		sm = shm_metrics_retired(m);
+	}
+	return (struct metrics_cells *)(void *)sm->cell;
+}
+
+static void
+done(struct shm *locked)
+{
+	if (locked != NULL)
+		shm_unlock(locked);
+}
+
+/* A histogram's cells: the bucket of us, and its sum. */
+static void
+observe(uint64_t *h, int64_t us)
+{
+	size_t	 b;
+
+	if (us < 0)
+		us = 0;
+	for (b = 0; b < METRICS_BUCKETS &&
+	    (double)us > metrics_bounds[b] * 1e6; b++)
+		;
+	add(&h[b], 1);
+	add(&h[METRICS_HIST_SUM], (uint64_t)us);
+}
+
+/* The cell of name in table t: its index, or METRICS_LABELS - 1
+ * ("other") when the table is full or the name too long. */
+static size_t
+label(enum shm_names t, const char *name)
+{
+	int	 i = shm_metric_name(shm_host(), t, name != NULL ? name : "");
+
+	return i >= 0 ? (size_t)i : METRICS_LABELS - 1;
+}
+
+void
+metrics_request(size_t route, int status, int64_t us)
+{
+	struct metrics_cells	*c;
+	struct shm		*locked;
+	struct shm_metrics	*self;
+	size_t			 s;
+
+	if ((c = cells(&locked)) == NULL)
+		return;
+	if (route >= METRICS_ROUTES)
+		route = METRICS_NO_ROUTE;
+	for (s = 0; s < METRICS_STATUSES - 1 && metrics_status[s] != status;
+	    s++)
+		;
+	add(&c->requests[route][s], 1);
+	observe(c->request_us[route], us);
+	if (locked == NULL && (self = shm_metrics_self(shm_host())) != NULL)
+		__atomic_store_n(&self->answered_ms, clock_now_ms(),
+		    __ATOMIC_RELAXED);
+	done(locked);
+}
+
+void
+metrics_backend(const char *backend, enum metrics_outcome o, int64_t us)
+{
+	struct metrics_cells	*c;
+	struct shm		*locked;
+	size_t			 b;
+
+	if (!enabled || shm_host() == NULL)
+		return;
+	b = label(SHM_NAMES_BACKEND, backend);	/* before: it may lock */
+	if ((c = cells(&locked)) == NULL)
+		return;
+	add(&c->backend[b][o < MO__MAX ? o : MO_ERROR], 1);
+	observe(c->backend_us[b], us);
+	done(locked);
+}
+
+void
+metrics_cooldown(const char *backend)
+{
+	struct metrics_cells	*c;
+	struct shm		*locked;
+	size_t			 b;
+
+	if (!enabled || shm_host() == NULL)
+		return;
+	b = label(SHM_NAMES_BACKEND, backend);
+	if ((c = cells(&locked)) == NULL)
+		return;
+	add(&c->cooldowns[b], 1);
+	done(locked);
+}
+
+void
+metrics_decision(const char *schema, int abstained)
+{
+	struct metrics_cells	*c;
+	struct shm		*locked;
+	size_t			 s;
+
+	if (!enabled || shm_host() == NULL)
+		return;
+	s = label(SHM_NAMES_SCHEMA, schema);
+	if ((c = cells(&locked)) == NULL)
+		return;
+	add(&c->decisions[s], 1);
+	if (abstained)
+		add(&c->abstentions[s], 1);
+	done(locked);
+}
+
+void
+metrics_outcome(const char *schema)
+{
+	struct metrics_cells	*c;
+	struct shm		*locked;
+	size_t			 s;
+
+	if (!enabled || shm_host() == NULL)
+		return;
+	s = label(SHM_NAMES_SCHEMA, schema);
+	if ((c = cells(&locked)) == NULL)
+		return;
+	add(&c->outcomes[s], 1);
+	done(locked);
+}
+
+void
+metrics_refusal(enum metrics_refusal r)
+{
+	struct metrics_cells	*c;
+	struct shm		*locked;
+
+	if (r < MR__MAX && (c = cells(&locked)) != NULL) {
+		add(&c->refusals[r], 1);
+		done(locked);
+	}
+}
+
+void
+metrics_auth(enum metrics_auth r)
+{
+	struct metrics_cells	*c;
+	struct shm		*locked;
+
+	if (r < MA__MAX && (c = cells(&locked)) != NULL) {
+		add(&c->auth[r], 1);
+		done(locked);
+	}
+}
+
+void
+metrics_db_busy(void)
+{
+	struct metrics_cells	*c;
+	struct shm		*locked;
+
+	if ((c = cells(&locked)) != NULL) {
+		add(&c->db_busy, 1);
+		done(locked);
+	}
+}
+
+/* Adds the cells of from to those of to. */
+static void
+sum_into(uint64_t *to, const uint64_t *from)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(struct metrics_cells) / sizeof(uint64_t); i++)
+		to[i] += __atomic_load_n(&from[i], __ATOMIC_RELAXED);
+}
+
+int
+metrics_collect(struct shm *m, int64_t now_ms, struct metrics_snapshot *s)
+{
+	const char		(*names)[SHM_METRIC_NAME_SIZE];
+	struct shm_worker	*w;
+	struct shm_metrics	*sm;
+	int64_t			 at;
+	size_t			 i, n;
+
+	memset(s, 0, sizeof(*s));
+	if (m == NULL || shm_lock(m) == -1)
+		return -1;
+	w = shm_slots(m, &n);
+	for (i = 0; i < n; i++) {
+		sm = shm_metrics_at(m, i);
+		sum_into((uint64_t *)(void *)&s->sum, sm->cell);
+		at = __atomic_load_n(&sm->answered_ms, __ATOMIC_RELAXED);
+		if (w[i].pid != 0 && at != 0 && now_ms - at <
+		    METRICS_WORKER_WINDOW_MS && shm_owner_alive(&w[i]))
+			s->workers++;
+	}
+	sum_into((uint64_t *)(void *)&s->sum, shm_metrics_retired(m)->cell);
+	names = shm_metric_names(m, SHM_NAMES_BACKEND, &s->nbackends);
+	for (i = 0; i < s->nbackends; i++) {
+		memcpy(s->backend[i], names[i], SHM_METRIC_NAME_SIZE);
+		s->backend[i][SHM_METRIC_NAME_SIZE - 1] = '\0';
+	}
+	names = shm_metric_names(m, SHM_NAMES_SCHEMA, &s->nschemas);
+	for (i = 0; i < s->nschemas; i++) {
+		memcpy(s->schema[i], names[i], SHM_METRIC_NAME_SIZE);
+		s->schema[i][SHM_METRIC_NAME_SIZE - 1] = '\0';
+	}
+	shm_unlock(m);
+	return 0;
+}
