@@ -28,6 +28,7 @@ struct settings {
 	long	state_retention_days;	/* 0: keep every kept state */
 #ifdef EVALGATE_TEST_HOOKS
 	char	test_clock_file[4096];	/* --enable-test-hooks only */
+	long	test_queue_hold_ms;	/* the same */
 #endif
 };
 
