@@ -1,7 +1,13 @@
 /* floor.c: the benchmark's floor.  A FastCGI program that answers every
  * request with a fixed JSON body, run behind the same lighttpd with the
  * same number of workers as the gateway: what lighttpd and FastCGI cost
- * with no work at all.  Not part of evalgate. */
+ * with no work at all.  With FLOOR_SLEEP_MS set it sleeps that long
+ * before answering: the floor of the slow-backend scenario, a worker
+ * that only waits as the gateway waits for its backend.  Not part of
+ * evalgate. */
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <fcgiapp.h>
 
 static const char answer[] =
@@ -14,12 +20,16 @@ static const char answer[] =
 int
 main(void)
 {
-	FCGX_Request	req;
-	char		buf[4096];
+	FCGX_Request	 req;
+	char		 buf[4096];
+	const char	*sleep_ms = getenv("FLOOR_SLEEP_MS");
+	long		 ms = sleep_ms != NULL ? atol(sleep_ms) : 0;
 
 	if (FCGX_Init() != 0 || FCGX_InitRequest(&req, 0, 0) != 0)
 		return 1;
 	while (FCGX_Accept_r(&req) >= 0) {
+		if (ms > 0)
+			usleep((useconds_t)ms * 1000);
 		/* Read the body to its end and close at once without
 		 * waiting for lighttpd to close first, as the gateway does
 		 * (src/main.c). */

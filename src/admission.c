@@ -8,6 +8,7 @@
 #include "json_util.h"
 #include "log.h"
 #include "settings.h"
+#include "shm.h"
 #include "store.h"
 
 #define MINUTE_MS 60000
@@ -87,6 +88,72 @@ refuse(const struct admit *a, struct error *e)
 	return -1;
 }
 
+/* Decides a, under the shared memory's lock, on the host's state s of
+ * the application, and charges s for an admitted call: the units
+ * first, so that a process killed between the two has at worst counted
+ * the units of the one call it was admitting. */
+static void
+decide_shared(struct shm_admission *s, void *arg)
+{
+	struct admit *a = arg;
+
+	a->tat_ms = s->tat_ms;
+	a->tat_rate = s->tat_rate;
+	a->tat_at_ms = s->tat_at_ms;
+	a->used = s->used;
+	admission_decide(a);
+	if (!a->rate_ok || !a->quota_ok)
+		return;
+	s->used = a->new_used;
+	s->tat_rate = a->rate;
+	s->tat_at_ms = a->now_ms;
+	s->tat_ms = a->new_tat_ms;
+}
+
+/* In the host's shared memory (design.md section 16, item 1): 1
+ * decided, 0 there is none (admission is then kept in the cache), -1
+ * with e set (the database's counter could not be read). */
+static int
+charge_shared(struct store *st, int64_t app_id, const char *day,
+    struct admit *a, struct error *e)
+{
+	struct shm	*m = shm_host();
+	int64_t		 n = a->now_ms / 86400000, used = 0;
+	int		 rc;
+
+	if ((rc = shm_admission(m, app_id, n, -1, decide_shared, a)) != 0)
+		return rc == 1;
+	/* Not there for today: rebuilt from the database's counter. */
+	if (store_quota_used(st, app_id, day, &used, e) == -1)
+		return -1;
+	return shm_admission(m, app_id, n, used, decide_shared, a) == 1;
+}
+
+/* In the cache file, for a host without the shared memory: read,
+ * decided and written in one short transaction. */
+static int
+charge_cache(struct store *st, int64_t app_id, const char *day,
+    struct admit *a, struct error *e)
+{
+	if (store_begin_counters(st, e) == -1)
+		return -1;
+	if (store_admission_read(st, app_id, day, &a->tat_ms, &a->tat_rate,
+	    &a->tat_at_ms, &a->used, e) == -1)
+		goto fail;
+	admission_decide(a);
+	if (!a->rate_ok || !a->quota_ok) {
+		store_rollback(st);
+		return 0;
+	}
+	if (store_admission_write(st, app_id, day, a->new_tat_ms, a->rate,
+	    a->now_ms, a->new_used, e) == -1 || store_commit(st, e) == -1)
+		goto fail;
+	return 0;
+fail:
+	store_rollback(st);
+	return -1;
+}
+
 int
 admission_charge(struct store *st, const struct settings *settings,
     const struct app *app, int64_t cost, struct charge *c,
@@ -94,6 +161,7 @@ admission_charge(struct store *st, const struct settings *settings,
 {
 	struct admit	 a = { 0 };
 	char		 day[11];
+	int		 rc;
 
 	a.now_ms = clock_now_ms();
 	a.rate = app->rate_per_minute > 0 ? app->rate_per_minute :
@@ -103,19 +171,12 @@ admission_charge(struct store *st, const struct settings *settings,
 	a.cost = cost;
 	clock_utc_day(a.now_ms, day);
 
-	if (store_begin_counters(st, e) == -1)
+	if ((rc = charge_shared(st, app->id, day, &a, e)) == 0)
+		rc = charge_cache(st, app->id, day, &a, e);
+	if (rc == -1)
 		return -1;
-	if (store_admission_read(st, app->id, day, &a.tat_ms, &a.tat_rate,
-	    &a.tat_at_ms, &a.used, e) == -1)
-		goto fail;
-	admission_decide(&a);
-	if (!a.rate_ok || !a.quota_ok) {
-		store_rollback(st);
+	if (!a.rate_ok || !a.quota_ok)
 		return refuse(&a, e);
-	}
-	if (store_admission_write(st, app->id, day, a.new_tat_ms, a.rate,
-	    a.now_ms, a.new_used, e) == -1 || store_commit(st, e) == -1)
-		goto fail;
 	if (c != NULL) {
 		memcpy(c->day, day, sizeof(c->day));
 		c->units = cost;
@@ -127,9 +188,6 @@ admission_charge(struct store *st, const struct settings *settings,
 	rl->quota_remaining = a.quota_remaining;
 	rl->quota_reset_s = a.quota_reset_s;
 	return 0;
-fail:
-	store_rollback(st);
-	return -1;
 }
 
 void

@@ -1,8 +1,8 @@
 /* admission.h: the per-minute rate limit and the daily quota.
  *
  * Rate: GCRA (the generic cell rate algorithm) per application, its
- * theoretical arrival time kept in the cache file with the rate it was
- * computed under.  It needs two integers per application, lets a full
+ * theoretical arrival time kept in the host's shared memory (shm.h)
+ * with the rate it was computed under.  It needs two integers per application, lets a full
  * minute's allowance through at once, then
  * refills one call every ceil(60000 / rate) ms, and tells exactly when
  * the next call fits (for Retry-After).  A sliding log would keep a row
@@ -11,13 +11,16 @@
  * an application changes, the calls already made count under the new
  * rate (the backlog is scaled to its interval): a raised limit is never
  * stricter than the old one, a lowered one never lets more through.
- * Quota: cost units per UTC day.  Both are read,
- * decided and written in one short transaction on the cache file, so
- * workers never overshoot, a refused call writes nothing, and admission
- * never waits for a decision being written to the database.  The
- * database's counter of the day, which must survive a restart, is
- * charged with the decision, or by admission_settle() for a call that
- * ends without one; admission counts the larger of the two.
+ * Quota: cost units per UTC day.  Both are read, decided and written
+ * under the shared memory's lock, so workers never overshoot, a refused
+ * call changes nothing, and admission writes no file: an evaluation
+ * makes one write transaction, its decision's.  The database's counter
+ * of the day, which must survive a restart, is charged with the
+ * decision, or by admission_settle() for a call that ends without one;
+ * the running total of an application the shared memory does not hold
+ * for the day (the file deleted, a new day) starts from it.  A host
+ * without the shared memory keeps both in one short transaction on the
+ * cache file instead, counting the larger of the two totals.
  *
  * Admission only decides and counts: the caller writes what an admitted
  * call is told (http_ratelimit() for the RateLimit headers). */
@@ -63,7 +66,7 @@ struct charge {
 
 /* Charges app (borrowed; its own rate and quota, else the settings'
  * defaults) for one call of the given quota cost (0 for routes other
- * than POST /v1/systemone; c may then be NULL), in the store's cache.
+ * than POST /v1/systemone; c may then be NULL).
  * 0, filling c and rl, or -1 with e set (429 rate_limited or
  * quota_exceeded with the later retry time; 503 if the database is
  * busy). */

@@ -100,12 +100,11 @@ main(void)
 		error_clear(&e);
 		return 1;
 	}
-	/* A database that cannot be opened yet is answered with 503s, and
-	 * tried again between requests: not a reason to exit. */
-	store = store_open_lazy(&settings);
 	/* The host's shared memory (in-flight limits, probes, key
-	 * budgets, metrics).  Without it those limits are off and nothing
-	 * is counted, which is logged: not a reason to refuse requests. */
+	 * budgets, the write-lock queues, metrics).  Without it those limits
+	 * are off and nothing is counted, which is logged: not a reason to
+	 * refuse requests.  Mapped first: opening the store writes the
+	 * cache, in its queue. */
 	if ((shm = shm_attach(settings.shm_path, (int)settings.workers, 0666,
 	    &e)) == NULL) {
 		log_warn("%s: host-wide limits off", e.message);
@@ -113,6 +112,9 @@ main(void)
 	}
 	shm_set_host(shm);
 	metrics_setup(&settings);
+	/* A database that cannot be opened yet is answered with 503s, and
+	 * tried again between requests: not a reason to exit. */
+	store = store_open_lazy(&settings);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;

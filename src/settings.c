@@ -89,6 +89,9 @@ static const struct setting table[] = {
 	{ "SERVICE_TEST_CLOCK_FILE", K_PATH, "", 0, 0, { NULL },
 	  STR(test_clock_file),
 	  "tests only: a file holding the current time in epoch ms" },
+	{ "SERVICE_TEST_QUEUE_HOLD_MS", K_LONG, "0", 0, 10000, { NULL },
+	  NUM(test_queue_hold_ms),
+	  "tests only: ms a writer sleeps once it holds a write-lock queue" },
 #endif
 };
 

@@ -31,6 +31,7 @@ struct settings {
 	long	access_log;		/* 1: a line per request */
 #ifdef EVALGATE_TEST_HOOKS
 	char	test_clock_file[4096];	/* --enable-test-hooks only */
+	long	test_queue_hold_ms;	/* the same */
 #endif
 };
 

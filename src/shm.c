@@ -1,5 +1,5 @@
-/* shm.c: the host's shared memory: the file, its mutex, the worker
- * slots (see shm.h). */
+/* shm.c: the host's shared memory: the file, its mutexes, the worker
+ * slots, the write-lock queues (see shm.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shm.h"
@@ -42,6 +43,12 @@ struct shm_name_table {
 	char			 name[SHM_METRIC_NAMES][SHM_METRIC_NAME_SIZE];
 };
 
+struct shm_admit {
+	int64_t			 app_id;	/* 0 free; written last */
+	int64_t			 day;		/* of a.used */
+	struct shm_admission	 a;
+};
+
 struct shm_file {
 	uint32_t		 magic;
 	uint32_t		 version;	/* SHM_VERSION */
@@ -51,6 +58,9 @@ struct shm_file {
 	struct shm_budget	 budgets[SHM_BUDGETS];
 	int64_t			 marks[SHM_MARK__MAX];	/* epoch ms */
 	struct shm_name_table	 names[SHM_NAMES__MAX];
+	/* The write-lock queues: robust, process-shared. */
+	pthread_mutex_t		 queues[SHM_QUEUE__MAX];
+	struct shm_admit	 admits[SHM_ADMITS];
 	struct shm_worker	 slots[];	/* nslots of them */
 	/* then the metrics table: nslots + 1 struct shm_metrics, the
 	 * last the retired figures (see metrics_of()) */
@@ -68,6 +78,7 @@ struct shm {
 	char			 path[4096];
 	mode_t			 mode;
 	size_t			 want;		/* slots for a new file */
+	int			 join;		/* shm_join: never make one */
 	int			 fd;		/* owned */
 	dev_t			 dev;		/* of the file mapped */
 	ino_t			 ino;
@@ -116,11 +127,13 @@ shm_owner_alive(const struct shm_worker *w)
 	return w->started == 0 || started(w->pid) == w->started;
 }
 
-/* Sets up the file's header and mutex, magic last. */
+/* Sets up the file's header and mutexes, magic last.  The queues check
+ * their owner: a process that asked twice is told, not deadlocked. */
 static int
 setup(struct shm_file *f, size_t nslots)
 {
 	pthread_mutexattr_t	a;
+	size_t			i;
 	int			rc;
 
 	/* The metrics table is zero: the file was truncated to nothing
@@ -132,7 +145,11 @@ setup(struct shm_file *f, size_t nslots)
 		return -1;
 	rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED) != 0 ||
 	    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST) != 0 ||
-	    pthread_mutex_init(&f->lock, &a) != 0 ? -1 : 0;
+	    pthread_mutex_init(&f->lock, &a) != 0 ||
+	    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK) != 0 ?
+	    -1 : 0;
+	for (i = 0; rc == 0 && i < SHM_QUEUE__MAX; i++)
+		rc = pthread_mutex_init(&f->queues[i], &a) != 0 ? -1 : 0;
 	pthread_mutexattr_destroy(&a);
 	if (rc == 0)
 		__atomic_store_n(&f->magic, SHM_MAGIC, __ATOMIC_RELEASE);
@@ -163,8 +180,8 @@ map_once(struct shm *m, struct error *e)
 	const char	*what;
 
 	what = "open";
-	if ((m->fd = open(m->path, O_RDWR | O_CREAT | O_CLOEXEC,
-	    m->mode)) == -1)
+	if ((m->fd = open(m->path, O_RDWR | O_CLOEXEC | (m->join ? 0 :
+	    O_CREAT), m->mode)) == -1)
 		goto fail;
 	what = "lock";
 	if (flock(m->fd, LOCK_EX) == -1 || fstat(m->fd, &sb) == -1)
@@ -181,7 +198,10 @@ map_once(struct shm *m, struct error *e)
 	    pread(m->fd, &magic, sizeof(magic), 0) == sizeof(magic) &&
 	    magic == SHM_MAGIC)
 		size = (size_t)sb.st_size;
-	else if (ftruncate(m->fd, 0) == -1 ||
+	else if (m->join) {
+		errno = ENOENT;		/* the workers have not made it yet */
+		goto fail;
+	} else if (ftruncate(m->fd, 0) == -1 ||
 	    ftruncate(m->fd, (off_t)size) == -1) {
 		what = "size";
 		goto fail;
@@ -195,6 +215,10 @@ map_once(struct shm *m, struct error *e)
 	m->size = size;
 	if (m->f->magic == SHM_MAGIC && (m->f->version != SHM_VERSION ||
 	    m->f->nslots > size || FILE_SIZE(m->f->nslots) != size)) {
+		if (m->join) {		/* the workers' is of another layout */
+			errno = EPROTO;
+			goto fail;
+		}
 		unlink(m->path);	/* another layout: a new file */
 		unmap(m);
 		return 0;
@@ -282,14 +306,16 @@ map_file(struct shm *m, struct error *e)
 	return 0;
 }
 
-struct shm *
-shm_attach(const char *path, int workers, mode_t mode, struct error *e)
+static struct shm *
+attach(const char *path, int workers, mode_t mode, int join,
+    struct error *e)
 {
 	struct shm	*m = xmalloc(sizeof(*m));
 
 	memset(m, 0, sizeof(*m));
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	m->mode = mode;
+	m->join = join;
 	m->want = SHM_SLOTS(workers > 0 ? workers : 1);
 	m->fd = -1;
 	m->started = started(getpid());
@@ -298,6 +324,18 @@ shm_attach(const char *path, int workers, mode_t mode, struct error *e)
 		return NULL;
 	}
 	return m;
+}
+
+struct shm *
+shm_attach(const char *path, int workers, mode_t mode, struct error *e)
+{
+	return attach(path, workers, mode, 0, e);
+}
+
+struct shm *
+shm_join(const char *path, struct error *e)
+{
+	return attach(path, 1, 0, 1, e);
 }
 
 /* Frees this process's slot in the mapping it holds. */
@@ -520,6 +558,92 @@ shm_budget_take(struct shm *m, const char *key, int64_t now_ms, long limit)
 		b->runs++;
 	shm_unlock(m);
 	return ok;
+}
+
+int
+shm_queue_enter(struct shm *m, enum shm_queue q, int64_t wait_ms)
+{
+	pthread_mutex_t	*mx;
+	struct timespec	 until;
+	int		 rc;
+
+	if (m == NULL || m->f == NULL || q >= SHM_QUEUE__MAX)
+		return 0;
+	mx = &m->f->queues[q];
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(wait_ms / 1000);
+	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	rc = pthread_mutex_timedlock(mx, &until);
+	if (rc == EOWNERDEAD)	/* its holder died in its transaction */
+		rc = pthread_mutex_consistent(mx);
+	if (rc == 0)
+		return 1;
+	if (rc == ETIMEDOUT)
+		return -1;
+	if (rc != EDEADLK)	/* unusable: the next process remakes it */
+		unlink(m->path);
+	return 0;
+}
+
+void
+shm_queue_leave(struct shm *m, enum shm_queue q)
+{
+	if (m != NULL && m->f != NULL && q < SHM_QUEUE__MAX)
+		pthread_mutex_unlock(&m->f->queues[q]);
+}
+
+/* The entry of app_id in its bucket, or NULL with *spare the one a new
+ * entry should take: a free one, else the one whose rate window is
+ * emptiest (the earliest arrival time). */
+static struct shm_admit *
+admit_find(struct shm_file *f, int64_t app_id, struct shm_admit **spare)
+{
+	struct shm_admit	*b, *e;
+	uint64_t		 h = (uint64_t)app_id * 0x9e3779b97f4a7c15ULL;
+
+	b = &f->admits[(h >> 32) % (SHM_ADMITS / SHM_ADMIT_WAYS) *
+	    SHM_ADMIT_WAYS];
+	*spare = b;
+	for (e = b; e < b + SHM_ADMIT_WAYS; e++) {
+		if (e->app_id == app_id)
+			return e;
+		if ((*spare)->app_id != 0 && (e->app_id == 0 ||
+		    e->a.tat_ms < (*spare)->a.tat_ms))
+			*spare = e;
+	}
+	return NULL;
+}
+
+int
+shm_admission(struct shm *m, int64_t app_id, int64_t day, int64_t db_used,
+    void (*fn)(struct shm_admission *, void *), void *arg)
+{
+	struct shm_admit	*e, *spare;
+
+	if (m == NULL || shm_lock(m) == -1)
+		return -1;
+	if ((e = admit_find(m->f, app_id, &spare)) == NULL ||
+	    e->day != day) {
+		if (db_used < 0) {
+			shm_unlock(m);
+			return 0;
+		}
+		if (e == NULL) {	/* taken over: its last fields first */
+			e = spare;
+			e->app_id = 0;
+			memset(&e->a, 0, sizeof(e->a));
+		}
+		e->a.used = db_used;
+		e->day = day;
+		e->app_id = app_id;
+	}
+	fn(&e->a, arg);
+	shm_unlock(m);
+	return 1;
 }
 
 void

@@ -4,7 +4,7 @@
  * host maps, for what they must count together and may lose: which
  * backend each worker is calling (the in-flight limit), and, as the
  * issues that need them arrive, probes, budgets, admission, the
- * write-lock queue and metrics.  Deleting the file loses nothing that
+ * write-lock queues and metrics.  Deleting the file loses nothing that
  * matters: every process notices (shm_maintain) and maps a new one.
  *
  * The layout is fixed and versioned: a header, one robust
@@ -29,7 +29,7 @@
 
 #include "error.h"
 
-#define SHM_VERSION	4
+#define SHM_VERSION	5
 #define SHM_PROBES	64	/* replicas whose probe is remembered */
 #define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
 /* Slots for workers: the pool, the internal listener's, the console, and
@@ -64,6 +64,11 @@ struct shm;	/* a process's handle on the mapping (opaque) */
  * without what the mapping counts. */
 struct shm	*shm_attach(const char *path, int workers, mode_t mode,
 		    struct error *e);
+/* The same for the console: maps the file only if the workers made it
+ * (never creates or replaces one, which would then be the console
+ * user's), so that its writes wait in the host's queues.  NULL with e
+ * set when there is none: the console writes without them. */
+struct shm	*shm_join(const char *path, struct error *e);
 /* Frees this process's slot and unmaps.  NULL is fine. */
 void		 shm_detach(struct shm *m);
 /* Between requests: maps the file anew if it was unlinked or replaced
@@ -95,6 +100,59 @@ int		 shm_probe_claim(struct shm *m, const char *key, int64_t now_ms,
  * in the minute since its count began (this run is counted), else 0. */
 int		 shm_budget_take(struct shm *m, const char *key, int64_t now_ms,
 		    long limit);
+
+/* The write-lock queues (design.md section 16, item 9): every process
+ * that writes a file of the store waits here for its turn, asleep, and
+ * is woken when the one before it is done, so that SQLite itself never
+ * sees hundreds of writers polling for its lock.  One queue per file
+ * (the database, the cache): a writer of one never waits behind the
+ * other.  Each is a robust process-shared mutex of its own: a holder
+ * killed in its transaction hands it on to the next (EOWNERDEAD; SQLite
+ * rolls the cut transaction back itself).  The kernel wakes waiters in
+ * the order they came (FIFO among equal priorities); a process arriving
+ * just as the lock is given may still take it first.
+ *
+ * shm_queue_enter waits up to wait_ms: 1 taken (give it back with
+ * shm_queue_leave), 0 there is no queue (no mapping, or its mutex is
+ * unusable and the file is unlinked for the next shm_maintain): write
+ * anyway, SQLite's own lock still serialises, -1 waited wait_ms. */
+enum shm_queue { SHM_QUEUE_DB, SHM_QUEUE_CACHE, SHM_QUEUE__MAX };
+int		 shm_queue_enter(struct shm *m, enum shm_queue q,
+		    int64_t wait_ms);
+void		 shm_queue_leave(struct shm *m, enum shm_queue q);
+
+/* Admission (design.md section 16, item 1): each application's GCRA
+ * state and the day's running total of its quota units, exact across
+ * the host's workers, as nginx's limit_req keeps its zone.  The table
+ * holds SHM_ADMITS applications, SHM_ADMIT_WAYS to a bucket; a new one
+ * takes the place of the one in its bucket whose rate window is emptiest
+ * (a window already drained is forgotten without harm; forgetting a
+ * busy one, with more than SHM_ADMITS applications calling at once,
+ * gives it a fresh minute).  The running total is rebuilt from the
+ * database's counter of the day, which the decisions charge, whenever an
+ * application is not in the table for the day: after the file was
+ * deleted, a new day, or its entry given to another. */
+#define SHM_ADMITS	4096
+#define SHM_ADMIT_WAYS	8
+struct shm_admission {
+	int64_t	tat_ms;		/* GCRA theoretical arrival time; 0 none */
+	int64_t	tat_rate;	/* the rate per minute it was computed
+				 * under; 0 unknown */
+	int64_t	tat_at_ms;	/* when it was written; 0 unknown */
+	int64_t	used;		/* units admitted on the day */
+};
+/* Under the lock, runs fn on app_id's state for UTC day day (days since
+ * the epoch), for fn to decide and update in place (arithmetic only: it
+ * must not block).  An application without state for the day is given
+ * used = db_used if db_used >= 0 (its rate state is kept across days);
+ * with db_used -1, fn is not run and 0 returned: the caller reads the
+ * database's counter of the day and asks again.  1 run; -1 no mapping
+ * (or its lock unusable): the caller keeps admission elsewhere.  fn's
+ * updates are written field by field: a process killed in it loses or
+ * keeps the one call it was admitting, nothing else. */
+int		 shm_admission(struct shm *m, int64_t app_id, int64_t day,
+		    int64_t db_used, void (*fn)(struct shm_admission *,
+		    void *), void *arg);
 
 /* Marks: when something last happened on the host (a write that found
  * the disk full), for readiness to say so from any worker. */

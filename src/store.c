@@ -222,7 +222,7 @@ attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 	sqlite3		*created;
 	sqlite3_stmt	*stmt;
 	char		 sql[160];
-	int		 rc, one = 1;
+	int		 rc, one = 1, queued;
 
 	/* ATTACH opens with the main connection's flags, which lack
 	 * SQLITE_OPEN_CREATE: a deleted cache is created (empty) first. */
@@ -243,14 +243,19 @@ attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
 	snprintf(sql, sizeof(sql), "PRAGMA cache.journal_mode=WAL;"
 	    " PRAGMA cache.synchronous=OFF; PRAGMA cache.journal_size_limit=%d;",
 	    STORE_WAL_LIMIT);
-	if (exec_patiently(db, sql, e, "cache pragmas") == -1)
-		return -1;
-	if (exec_patiently(db, cache_sql, e, "cache tables") == -1)
-		return -1;
+	/* Every worker of the host may be starting at once: they set the
+	 * cache up one after another, in the cache's write-lock queue. */
+	queued = shm_queue_enter(shm_host(), SHM_QUEUE_CACHE,
+	    STORE_QUEUE_WAIT_MS) == 1;
+	rc = exec_patiently(db, sql, e, "cache pragmas") == -1 ||
+	    exec_patiently(db, cache_sql, e, "cache tables") == -1 ||
+	    cache_columns(db, e) == -1 ? -1 : 0;
+	if (queued)
+		shm_queue_leave(shm_host(), SHM_QUEUE_CACHE);
 	/* A connection closing last deletes its WAL by name: one still on
 	 * a deleted cache would delete the new file's. */
 	sqlite3_file_control(db, "cache", SQLITE_FCNTL_PERSIST_WAL, &one);
-	return cache_columns(db, e);
+	return rc;
 }
 
 static sqlite3 *
@@ -350,16 +355,27 @@ out:
 
 /* Waits for a lock in short steps.  SQLite's own handler sleeps up to
  * 100 ms at a time, far longer than our transactions last, which turns
- * two workers meeting at a lock into a latency spike. */
+ * two workers meeting at a lock into a latency spike.
+ *
+ * A writer that held the host's queue meets SQLite's lock only when a
+ * process outside the queue holds it (an operator's sqlite3, readiness's
+ * probe for a moment).  Its wait counts from when it joined the queue:
+ * writers queued behind a lock held from outside give up together, at
+ * the busy limit, not one busy limit after another; each still waits
+ * STORE_BUSY_GRACE_MS at SQLite's lock. */
 static int
 busy(void *arg, int count)
 {
 	struct store	*st = arg;
-	int64_t		 now = clock_mono_us();
+	int64_t		 now = clock_mono_us(), since;
 
 	if (count == 0)
 		st->busy_since_us = now;
-	if (now - st->busy_since_us > st->busy_limit_ms * 1000)
+	since = st->queued_since_us != 0 &&
+	    st->queued_since_us < st->busy_since_us ? st->queued_since_us :
+	    st->busy_since_us;
+	if (now - since > st->busy_limit_ms * 1000 &&
+	    now - st->busy_since_us > STORE_BUSY_GRACE_MS * 1000)
 		return 0;
 	/* The holder usually needs microseconds: yield first, then sleep. */
 	if (count < 10)
@@ -397,7 +413,8 @@ wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 void
 store_idle(struct store *st)
 {
-	size_t i;
+	struct error	e = { 0 };
+	size_t		i;
 
 	if (st->db == NULL)
 		return;
@@ -412,8 +429,15 @@ store_idle(struct store *st)
 			 * still copied what it could; the next try is due
 			 * STORE_CKPT_FRAMES on. */
 			st->busy_limit_ms = STORE_CKPT_WAIT_MS;
-			sqlite3_wal_checkpoint_v2(st->db, ckpt_files[i],
-			    SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+			if (store_queue_enter(st, i == 0 ? TX_DATABASE :
+			    TX_CACHE, &e) == 0) {
+				sqlite3_wal_checkpoint_v2(st->db,
+				    ckpt_files[i], SQLITE_CHECKPOINT_RESTART,
+				    NULL, NULL);
+				store_queue_leave(st, i == 0 ? TX_DATABASE :
+				    TX_CACHE);
+			}
+			error_clear(&e);
 			st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
 			st->ckpt[i].due = 0;
 		}
@@ -431,6 +455,8 @@ disconnect(struct store *st)
 		st->stmts[i] = NULL;
 	}
 	store_kept_free(st);
+	store_queue_leave(st, TX_DATABASE);
+	store_queue_leave(st, TX_CACHE);
 	sqlite3_close(st->db);
 	st->db = NULL;
 	st->in_tx = TX_NONE;
@@ -743,12 +769,64 @@ store_read_end(struct store *st)
  * Instead the first statement is an empty write to the one file the
  * transaction writes: its lock is taken there, waiting in busy(), before
  * anything is read, which is all IMMEDIATE does, for that file alone. */
+int
+store_queue_enter(struct store *st, int file, struct error *e)
+{
+	int64_t	wait = st->busy_limit_ms < STORE_BUSY_TIMEOUT_MS ?
+	    st->busy_limit_ms : STORE_QUEUE_WAIT_MS;
+	int	rc;
+
+	if (st->queued[file])
+		return 0;
+	st->queued_since_us = clock_mono_us();
+	rc = shm_queue_enter(shm_host(), file == TX_DATABASE ? SHM_QUEUE_DB :
+	    SHM_QUEUE_CACHE, wait);
+	if (rc == -1) {
+		st->queued_since_us = 0;
+		if (wait == STORE_QUEUE_WAIT_MS)
+			log_warn("database: waited %d ms in the write-lock "
+			    "queue of the %s: its holder is stuck",
+			    STORE_QUEUE_WAIT_MS, file == TX_DATABASE ?
+			    "database" : "cache");
+		error_set(e, ERR_UNAVAILABLE, NULL, "the database is not "
+		    "available (busy); try again");
+		e->retry_after_ms = STORE_RETRY_MS;
+		return -1;
+	}
+	st->queued[file] = rc == 1;
+	if (rc != 1)
+		st->queued_since_us = 0;
+#ifdef EVALGATE_TEST_HOOKS
+	/* Tests kill workers that hold the queue: hold it a while. */
+	if (rc == 1 && st->settings->test_queue_hold_ms > 0)
+		usleep((useconds_t)st->settings->test_queue_hold_ms * 1000);
+#endif
+	return 0;
+}
+
+void
+store_queue_leave(struct store *st, int file)
+{
+	if (!st->queued[file])
+		return;
+	st->queued[file] = 0;
+	st->queued_since_us = 0;
+	shm_queue_leave(shm_host(), file == TX_DATABASE ? SHM_QUEUE_DB :
+	    SHM_QUEUE_CACHE);
+}
+
+/* A write transaction waits in the host's queue of its file, then
+ * takes SQLite's lock, which nobody else in the queue then holds. */
 static int
 begin_locked(struct store *st, int file, struct error *e)
 {
 	store_read_end(st);
-	if (run(st, STMT_BEGIN, e, "begin") == -1)
+	if (store_queue_enter(st, file, e) == -1)
 		return -1;
+	if (run(st, STMT_BEGIN, e, "begin") == -1) {
+		store_queue_leave(st, file);
+		return -1;
+	}
 	st->in_tx = file;
 	if (run(st, file == TX_DATABASE ? STMT_LOCK_MAIN : STMT_LOCK_CACHE, e,
 	    "lock") == -1) {
@@ -808,6 +886,8 @@ store_commit(struct store *st, struct error *e)
 		store_rollback(st);
 		return -1;
 	}
+	/* The next in line writes while this one syncs. */
+	store_queue_leave(st, st->in_tx);
 	st->in_tx = TX_NONE;
 	return durable ? sync_committed(st, e) : 0;
 }
@@ -819,9 +899,10 @@ store_rollback(struct store *st)
 
 	if (st->in_tx == TX_NONE)
 		return;
-	st->in_tx = TX_NONE;
 	if (!sqlite3_get_autocommit(st->db))
 		run(st, STMT_ROLLBACK, &e, "rollback");
+	store_queue_leave(st, st->in_tx);
+	st->in_tx = TX_NONE;
 	error_clear(&e);
 }
 

@@ -207,20 +207,26 @@ int	 store_calibration_each(struct store *st, int64_t schema_id,
 	    int (*fn)(const struct calibration_row *, void *, struct error *),
 	    void *arg, struct error *e);
 
-/* Admission state of an application, inside a store_begin_counters()
- * transaction: the GCRA arrival time, the rate per minute it was
- * computed under and when it was written (0: unknown), and the units
- * used on a UTC day "YYYY-MM-DD".  The cache keeps the day's running total, charged at
- * admission; the database's counter is charged with the decision (or by
- * store_quota_charge), so it survives a restart and the running total
- * is ahead of it only by the calls in flight.  The units used are the
- * larger of the two: a deleted cache starts again from the database. */
+/* Admission state of an application in the cache, for a host without
+ * the shared memory (which keeps it otherwise: admission.c), inside a
+ * store_begin_counters() transaction: the GCRA arrival time, the rate
+ * per minute it was computed under and when it was written (0:
+ * unknown), and the units used on a UTC day "YYYY-MM-DD".  The cache
+ * keeps the day's running total, charged at admission; the database's
+ * counter is charged with the decision (or by store_quota_charge), so
+ * it survives a restart and the running total is ahead of it only by
+ * the calls in flight.  The units used are the larger of the two: a
+ * deleted cache starts again from the database. */
 int	 store_admission_read(struct store *st, int64_t app_id,
 	    const char *day, int64_t *tat_ms, int64_t *tat_rate,
 	    int64_t *tat_at_ms, int64_t *used, struct error *e);
 int	 store_admission_write(struct store *st, int64_t app_id,
 	    const char *day, int64_t tat_ms, int64_t rate, int64_t at_ms,
 	    int64_t used, struct error *e);
+/* The database's counter of the day (0 when there is no row), from
+ * which the shared memory's running total is rebuilt. */
+int	 store_quota_used(struct store *st, int64_t app_id, const char *day,
+	    int64_t *used, struct error *e);
 /* Adds units to the database's counter of the day, in a transaction of
  * its own: for an admitted call that ends without a decision. */
 int	 store_quota_charge(struct store *st, int64_t app_id,

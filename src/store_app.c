@@ -254,11 +254,13 @@ store_memo_put(struct store *st, const unsigned char mac[32],
 	sqlite3_stmt	*stmt;
 
 	store_read_end(st);	/* a write must not upgrade a stale snapshot */
-	if ((stmt = store_stmt(st, STMT_MEMO_PUT, &e)) != NULL) {
+	if (store_queue_enter(st, TX_CACHE, &e) == 0 &&
+	    (stmt = store_stmt(st, STMT_MEMO_PUT, &e)) != NULL) {
 		sqlite3_bind_blob(stmt, 1, mac, 32, SQLITE_STATIC);
 		sqlite3_bind_text(stmt, 2, prefix, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(stmt, 3, now_ms);
 		store_exec_stmt(st, stmt, &e, "key memo");
 	}
+	store_queue_leave(st, TX_CACHE);
 	error_clear(&e);
 }

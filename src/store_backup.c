@@ -350,6 +350,9 @@ store_restore(const struct settings *s, const char *from,
 	}
 	sync_dir(s->db_path);
 	remove_files(s->cache_path);
+	/* The day's running totals there count the old database's calls:
+	 * the workers rebuild them from the restored counters. */
+	unlink(s->shm_path);
 	c->bytes = file_size(s->db_path);
 	rc = 0;
 out:

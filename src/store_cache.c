@@ -35,13 +35,14 @@ store_cooldown_set(struct store *st, const char *url, int64_t until_ms)
 	struct error	 e = { 0 };
 	sqlite3_stmt	*stmt;
 
-	stmt = store_stmt(st, until_ms > 0 ? STMT_COOLDOWN_PUT :
-	    STMT_COOLDOWN_DEL, &e);
-	if (stmt != NULL) {
+	if (store_queue_enter(st, TX_CACHE, &e) == 0 &&
+	    (stmt = store_stmt(st, until_ms > 0 ? STMT_COOLDOWN_PUT :
+	    STMT_COOLDOWN_DEL, &e)) != NULL) {
 		sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
 		if (until_ms > 0)
 			sqlite3_bind_int64(stmt, 2, until_ms);
 		store_exec_stmt(st, stmt, &e, "cool-down");
 	}
+	store_queue_leave(st, TX_CACHE);
 	error_clear(&e);
 }

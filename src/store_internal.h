@@ -19,11 +19,15 @@ extern const char migrate_5_sql[];	/* sql/migrate-5.sql */
 extern const char migrate_6_sql[];	/* sql/migrate-6.sql */
 
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
+#define STORE_QUEUE_WAIT_MS 30000	/* waiting in the host's write-lock
+					 * queue: only a stuck holder takes
+					 * that long (then 503) */
 #define STORE_WAL_LIMIT	(4 << 20)	/* bytes a WAL is cut back to */
 #define STORE_RETRY_MS	1000		/* between attempts to reconnect */
 #define STORE_CKPT_FRAMES 1000		/* WAL frames between checkpoints */
 #define STORE_CKPT_WAIT_MS 50		/* a checkpoint waits for readers */
 #define STORE_READY_WAIT_MS 250		/* readiness waits for a write lock */
+#define STORE_BUSY_GRACE_MS 250		/* busy(): waiting after the queue */
 #define STORE_READY_FULL_MS 1000	/* a full disk met is not ready */
 #define STORE_PRUNE_BATCH 200		/* decisions one prune step examines */
 #define STORE_VACUUM_PAGES 128		/* pages one vacuum step frees, as
@@ -66,6 +70,7 @@ enum stmt {
 	STMT_ADMISSION,
 	STMT_ADMISSION_SET,
 	STMT_USED_ADD,
+	STMT_USED_GET,
 	/* The catalog (store_catalog.c): backends, schemas, grants,
 	 * templates. */
 	STMT_BACKEND_INSERT,
@@ -154,6 +159,10 @@ struct store {
 	int		 in_read;	/* store_read_begin() */
 	int64_t		 busy_since_us;	/* busy(): first wait */
 	int64_t		 busy_limit_ms;	/* busy(): then give up */
+	int		 queued[3];	/* holds the host's write-lock queue of
+					 * the file (by in_tx: TX_DATABASE,
+					 * TX_CACHE) */
+	int64_t		 queued_since_us;	/* began waiting in it; 0 */
 	struct kept	*kept;		/* owned: store_kept.c */
 	/* Checkpoints, per file (0 main, 1 cache): the WAL hook notes one
 	 * is due, store_idle() runs it once the answer has gone. */
@@ -172,6 +181,16 @@ struct store {
 		struct prune_range q;		/* its range and cursor */
 	} retain;
 };
+
+/* Waits in the host's write-lock queue of file (TX_DATABASE or
+ * TX_CACHE) before a write (design.md section 16, item 9): as long as
+ * busy() would wait for SQLite's lock when that is short (checkpoints,
+ * automatic retention), else up to STORE_QUEUE_WAIT_MS.  Nothing is
+ * taken twice.  0 (in line, or no queue on this host), or -1 with e
+ * set (503).  store_queue_leave() gives it back; commit and rollback
+ * do for a transaction. */
+int		 store_queue_enter(struct store *st, int file, struct error *e);
+void		 store_queue_leave(struct store *st, int file);
 
 /* Statement id, prepared on first use and kept until the connection
  * closes; reset and unbound on return.  NULL with e set on failure. */

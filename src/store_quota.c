@@ -1,5 +1,6 @@
-/* store_quota.c: the admission row of an application (cache) and the
- * day's quota counter (database). */
+/* store_quota.c: the admission row of an application (cache, for a
+ * host without the shared memory) and the day's quota counter
+ * (database). */
 #include "config.h"
 
 #include "store_internal.h"
@@ -76,4 +77,23 @@ store_quota_charge(struct store *st, int64_t app_id, const char *day,
 		return -1;
 	}
 	return 0;
+}
+
+int
+store_quota_used(struct store *st, int64_t app_id, const char *day,
+    int64_t *used, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_USED_GET, e);
+	int		 rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, app_id);
+	sqlite3_bind_text(stmt, 2, day, -1, SQLITE_STATIC);
+	*used = 0;
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		*used = sqlite3_column_int64(stmt, 0);
+	sqlite3_reset(stmt);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
+	    store_fail(st, e, "quota");
 }

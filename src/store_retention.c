@@ -95,10 +95,12 @@ vacuum_step(struct store *st, struct error *e)
 	sqlite3_reset(stmt);
 	if (free_pages == 0)
 		return 0;
-	if ((stmt = store_stmt(st, STMT_VACUUM_STEP, e)) == NULL ||
-	    store_exec_stmt(st, stmt, e, "incremental vacuum") == -1)
+	if (store_queue_enter(st, TX_DATABASE, e) == -1)
 		return -1;
-	return 1;
+	free_pages = (stmt = store_stmt(st, STMT_VACUUM_STEP, e)) == NULL ||
+	    store_exec_stmt(st, stmt, e, "incremental vacuum") == -1 ? -1 : 1;
+	store_queue_leave(st, TX_DATABASE);
+	return (int)free_pages;
 }
 
 int
@@ -112,8 +114,12 @@ store_vacuum(struct store *st, int max_steps, struct error *e)
 	/* The file is cut to its new size when a checkpoint has copied
 	 * the whole WAL back; it waits for readers only briefly. */
 	st->busy_limit_ms = STORE_CKPT_WAIT_MS;
-	sqlite3_wal_checkpoint_v2(st->db, "main", SQLITE_CHECKPOINT_RESTART,
-	    NULL, NULL);
+	if (store_queue_enter(st, TX_DATABASE, e) == 0) {
+		sqlite3_wal_checkpoint_v2(st->db, "main",
+		    SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+		store_queue_leave(st, TX_DATABASE);
+	}
+	error_clear(e);
 	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
 	return 0;
 }

@@ -104,6 +104,8 @@ const char *const store_sql[STMT__MAX] = {
 	    "INSERT INTO quota_days (app_id, day, used) VALUES (?1, ?2, ?3)"
 	    " ON CONFLICT (app_id, day)"
 	    " DO UPDATE SET used = used + excluded.used",
+	[STMT_USED_GET] =
+	    "SELECT used FROM quota_days WHERE app_id = ?1 AND day = ?2",
 
 	/* The catalog (store_catalog.c): backends, schemas, grants,
 	 * templates. */

@@ -1,6 +1,7 @@
 #!/bin/bash
 # bench_smoke.sh: proves bench/run still works, as TAP: a 2-second run of
-# every scenario (an optimised build of its own, lighttpd, nginx, wrk).
+# every scenario, the slow backend at 4 workers (an optimised build of its
+# own, lighttpd, nginx, wrk).
 # Its figures mean nothing; bench/RESULTS.md holds real ones.
 set -u
 src=${EVALGATE_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -28,6 +29,10 @@ for s in floor "lexical full" "lexical normal" "upstream normal" \
 done
 check "metrics on against off is reported" \
     "grep -q 'Metrics on against off.*ratio \\*\\*[0-9]' '$out' 2>/dev/null"
+for s in floor evalgate; do
+	check "a slow-backend figure for $s" \
+	    "grep -q '^| lighttpd | 4 | $s | [0-9]' '$out' 2>/dev/null"
+done
 check "the gateway-added latency is reported" \
     "grep -q 'Gateway-added latency.*[0-9] ms' '$out' 2>/dev/null"
 echo "1..$n"

@@ -39,8 +39,9 @@ if [ "$mode" = "--test" ]; then
 	command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 if [ "$mode" = "--test" ] || [ "$mode" = "--bench" ]; then
-	# bench/run: the load generator and the fixed-body upstream.
-	pkgs="$pkgs python3 wrk nginx-light"
+	# bench/run: the load generator, the fixed-body upstream, and the
+	# 300 ms upstream of the slow-backend scenario (echo_sleep).
+	pkgs="$pkgs python3 wrk nginx-light libnginx-mod-http-echo"
 fi
 
 missing=

@@ -24,6 +24,7 @@
 #include "json_util.h"
 #include "ops.h"
 #include "settings.h"
+#include "shm.h"
 #include "store.h"
 #include "utf8.h"
 
@@ -201,6 +202,16 @@ static const struct {
 };
 
 static const char *db_arg;	/* --db PATH, overrides SERVICE_DB_PATH */
+
+/* Leaves the host's shared memory at exit (its slot freed). */
+static void
+leave_host(void)
+{
+	struct shm *m = shm_host();
+
+	shm_set_host(NULL);
+	shm_detach(m);
+}
 
 static void
 usage(void)
@@ -627,6 +638,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "evalgate-admin: cannot initialise libsodium\n");
 		return 1;
 	}
+	/* Every write waits in the host's write-lock queue with the
+	 * workers' (design.md section 16, item 9), if they made one: a
+	 * console without it writes as before, on SQLite's busy wait. */
+	shm_set_host(shm_join(s.shm_path, &e));
+	error_clear(&e);
+	atexit(leave_host);
 	if (strcmp(argv[0], "init") == 0) {
 		if (argc != 1)
 			usage();

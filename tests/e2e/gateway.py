@@ -134,6 +134,7 @@ fastcgi.server = ( "/" => ((
     "bin-path" => "%(worker)s",
     "socket" => "%(dir)s/evalgate.sock",
     "max-procs" => %(workers)d,
+    "min-procs" => %(workers)d,
     "check-local" => "disable",
     "bin-environment" => (
 %(envs)s
@@ -652,7 +653,8 @@ LIGHTTPD_SAMPLE = os.path.abspath(os.path.join(SRCDIR,
 class LighttpdSampleGateway(Gateway):
     """Gateway with lighttpd.conf.sample as shipped instead of the
     harness's own configuration: its var.* lines pointing here (as
-    quickstart.sh and a user set them), "max-procs" set to `workers`,
+    quickstart.sh and a user set them), "max-procs" and "min-procs" set to
+    `workers`,
     the settings of self.env in its bin-environment, the sanitizer
     options added there."""
 
@@ -667,8 +669,9 @@ class LighttpdSampleGateway(Gateway):
                 ("var.evalgate_errors", '"%s"' % ERRORS)):
             text = set_directive(text, name, "= " + value,
                                  where=LIGHTTPD_SAMPLE)
-        text = set_directive(text, '"max-procs"', "=> %d," % self.workers,
-                             where=LIGHTTPD_SAMPLE)
+        for name in ('"max-procs"', '"min-procs"'):
+            text = set_directive(text, name, "=> %d," % self.workers,
+                                 where=LIGHTTPD_SAMPLE)
         env = sanitizer_env(self.dir)
         env.update(self.env)
         extra = ""

@@ -1,4 +1,5 @@
-"""test_limits: the per-minute rate limit (GCRA, in the cache file) and the
+"""test_limits: the per-minute rate limit (GCRA, in the host's shared memory)
+and the
 daily quota in cost units (in the database) over real lighttpd with two
 workers and the built-in lexical backend, with the clock pinned through
 SERVICE_TEST_CLOCK_FILE: exact admission under a concurrent burst, the
@@ -6,13 +7,15 @@ Retry-After values (rate, quota, UTC midnight, both refusing), what counts
 and what does not, refused calls consuming nothing, calls the backend
 failed costing their units, `app update` and the
 SERVICE_DEFAULT_* limits, the RateLimit-Policy and RateLimit fields, and
-what survives a restart or the loss of the cache file."""
+what survives a restart or the loss of the shared memory or the cache
+file."""
 
 import calendar
 import json
 import os
 import re
 import sqlite3
+import struct
 import threading
 import time
 
@@ -117,14 +120,33 @@ def all_counters(g, name):
                                " WHERE app_id = ?", (app,)))
     finally:
         db.close()
-    cache = sqlite3.connect(os.path.join(g.dir, "cache.db"))
-    try:
-        row = cache.execute("SELECT tat_ms, day, used FROM admission"
-                            " WHERE app_id = ?", (app,)).fetchone()
-        running = {row[1]: row[2]} if row and row[2] else {}
-    finally:
-        cache.close()
+    row = shared_admission(g, app)
+    running = {row[1]: row[2]} if row and row[2] else {}
     return used, row[0] if row else None, running
+
+
+DAY_MS = 86400000
+
+
+def shared_admission(g, app):
+    """(arrival time, UTC day, running total) of application id app in the
+    host's shared memory (evalgate.shm beside the cache), or None.  Its
+    entry (src/shm.c, struct shm_admit) is eight-byte integers: app_id,
+    day (days since the epoch), then tat_ms, tat_rate, tat_at_ms, used;
+    it is found by the first two, a day of these tests' years."""
+    try:
+        with open(os.path.join(g.dir, "evalgate.shm"), "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    n = len(data) // 8
+    words = struct.unpack("<%dq" % n, data[:n * 8])
+    for i in range(n - 5):
+        if words[i] == app and 21900 <= words[i + 1] <= 22300:
+            day = time.strftime("%Y-%m-%d",
+                                time.gmtime(words[i + 1] * DAY_MS / 1000))
+            return words[i + 2], day, words[i + 5]
+    return None
 
 
 def refused(t, r, code, want_ms, name):
@@ -249,12 +271,12 @@ def test_daily_quota(t, g, clock):
     snap = all_counters(g, "daily")
     t.eq(snap[0], {"2030-03-10": 8}, "8 units used, in the database")
     t.eq(snap[2], {"2030-03-10": 8},
-         "and in the cache's running total, which nothing is in flight for")
+         "and in the shared running total, which nothing is in flight for")
     refused(t, evaluate(g, key), "quota_exceeded", 30000,
             "a third (4 more than the 2 left): refused until midnight UTC")
     t.eq(all_counters(g, "daily"), snap,
          "the refused call consumed nothing: the database's quota_days and"
-         " the cache's admission row unchanged")
+         " the shared admission entry unchanged")
     clock.set(late + 400)
     refused(t, evaluate(g, key), "quota_exceeded", 29600,
             "400 ms later: Retry-After still rounds up to 30")
@@ -400,7 +422,8 @@ def test_backend_failure(t, g, clock):
     t.error_is(r, 503, "backend_unavailable", "the backend refuses")
     used, _, running = all_counters(g, "unlucky")
     t.eq((used, running), ({"2030-03-14": 2}, {"2030-03-14": 2}),
-         "the failed call cost its 2 units, in the database and the cache")
+         "the failed call cost its 2 units, in the database and the shared"
+         " running total")
     r = evaluate(g, key)
     t.eq((r.status, remaining(r)[1]), (200, 4),
          "the next call is admitted against the 2 spent: 4 of 10 left")
@@ -425,7 +448,7 @@ def test_persistence(t, g, clock):
     t.eq(counters(g, "durable")[0], {"2030-03-15": 8},
          "the counter is in the database")
     t.error_is(models(g, windowed), 429, "rate_limited",
-               "and the rate window, in the cache file, too")
+               "and the rate window, in the shared memory's file, too")
     g.stop()
     for name in os.listdir(g.dir):
         if name.startswith("cache.db"):
@@ -437,12 +460,56 @@ def test_persistence(t, g, clock):
          "the cache file deleted: recreated, ready")
     t.error_is(evaluate(g, durable), 429, "quota_exceeded",
                "the quota survives losing the cache")
+    t.error_is(models(g, windowed), 429, "rate_limited",
+               "and so does the rate window, which is not in it")
+    # The shared memory is deleted while the workers run: each maps a
+    # new file before its next request.
+    os.unlink(os.path.join(g.dir, "evalgate.shm"))
+    t.error_is(evaluate(g, durable), 429, "quota_exceeded",
+               "the shared memory deleted: the quota survives, rebuilt from"
+               " the database's counter")
     r = models(g, windowed)
     t.eq((r.status, remaining(r)[0]), (200, 1),
          "the rate window was lost without harm: a fresh minute")
     t.eq(evaluate(g, windowed).status, 200, "evaluation continues")
     t.eq(counters(g, "windowed")[1] is not None, True,
-         "rate windows are kept in the new cache file")
+         "rate windows are kept in the new file")
+    t.eq(all_counters(g, "durable")[2], {"2030-03-15": 8},
+         "its running total, rebuilt, is the database's 8 units")
+
+
+def test_without_shared_memory(t):
+    """A host whose shared memory cannot be made keeps admission in the
+    cache file, as exactly."""
+    g = Gateway(workers=2, env={
+        "SERVICE_SHM_PATH": "/nonexistent/evalgate-test/evalgate.shm"})
+    try:
+        g.admin("backend", "add", "lexical", "--kind", "lexical")
+        for name, questions in (("demo", DEMO), ("one", ONE)):
+            path = os.path.join(g.dir, name + ".json")
+            with open(path, "w") as f:
+                json.dump(questions, f)
+            g.admin("schema", "publish", name, "--questions", path,
+                    "--backend", "lexical")
+        key = new_app(g, "noshm", "--rate-per-minute", "3",
+                      "--daily-quota", "8")
+        g.start()
+        st = [evaluate(g, key).status for _ in range(3)]
+        t.eq(st, [200, 200, 429], "no shared memory: the quota of 8 units"
+             " admits two calls of 4")
+        t.eq([models(g, key).status for _ in range(2)], [200, 429],
+             "and the rate of 3 a minute admits one call more (the refused"
+             " one counted for nothing), then refuses")
+        cache = sqlite3.connect(os.path.join(g.dir, "cache.db"))
+        try:
+            rows = cache.execute("SELECT used FROM admission").fetchall()
+        finally:
+            cache.close()
+        t.eq(rows, [(8,)], "its running total is in the cache file")
+        t.ok("host-wide limits off" in g.log(), "the log says why")
+        t.stop_clean(g, "no shared memory: no sanitizer reports")
+    finally:
+        g.cleanup()
 
 
 def main():
@@ -475,6 +542,7 @@ def main():
         t.stop_clean(g)
     finally:
         g.cleanup()
+    test_without_shared_memory(t)
     return t.done()
 
 

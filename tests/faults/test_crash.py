@@ -17,6 +17,15 @@ for each:
 - service resumes without operator action: /health, /health/ready and an
   evaluation answer 200 once the killing stops.
 
+A third run ("queue", SERVICE_DB_SYNC=normal, 8 workers) has every
+writer hold the host's write-lock queue for 20 ms
+(SERVICE_TEST_QUEUE_HOLD_MS, a test hook), so that at any moment one
+worker holds each queue and the others wait in line, asleep; the killer
+picks its victims among them (by /proc/PID/wchan: the holder sleeps in
+nanosleep, a waiter in a futex) and the same checks prove that a worker
+killed holding or waiting for the lock stalls nobody and loses nothing
+acknowledged (design.md section 16, item 9).
+
 The figures (kills, requests, outcomes) are printed as TAP comments.
 """
 
@@ -139,16 +148,42 @@ def live_workers(g):
     return pids
 
 
-def killer(g, stop, rnd, kills):
+def role(pid):
+    """What a worker is doing, by where it sleeps: "holding" a write-lock
+    queue (the test hook's nanosleep), "waiting" in one (a futex), or
+    "other"."""
+    try:
+        with open("/proc/%d/wchan" % pid) as f:
+            wchan = f.read()
+    except OSError:
+        return "other"
+    if "nanosleep" in wchan:
+        return "holding"
+    if "futex" in wchan:
+        return "waiting"
+    return "other"
+
+
+def killer(g, stop, rnd, kills, roles=None):
+    """Kills a worker every 50-150 ms; with roles (a dict), one holding
+    or waiting for a write-lock queue when there is one, counting which."""
     while not stop.is_set():
         time.sleep(rnd.uniform(0.05, 0.15))
         pids = live_workers(g)
         if not pids:
             continue
-        pid = rnd.choice(pids)
+        pid, what = rnd.choice(pids), None
+        if roles is not None:
+            # The role killed least so far, among those found now.
+            found = [(p, role(p)) for p in pids]
+            queued = [(roles.get(r, 0), rnd.random(), p, r)
+                      for p, r in found if r != "other"]
+            pid, what = min(queued)[2:] if queued else rnd.choice(found)
         try:
             os.kill(pid, signal.SIGKILL)
             kills.append(pid)
+            if roles is not None:
+                roles[what] = roles.get(what, 0) + 1
         except ProcessLookupError:
             pass
 
@@ -184,8 +219,14 @@ def wait_ready(g, key, timeout=30):
     return None, sent
 
 
-def run(t, sync):
-    g = Gateway(workers=4, env={"SERVICE_DB_SYNC": sync})
+def run(t, name):
+    sync = "full" if name == "full" else "normal"
+    env = {"SERVICE_DB_SYNC": sync}
+    roles = None
+    if name == "queue":
+        env["SERVICE_TEST_QUEUE_HOLD_MS"] = "20"
+        roles = {}
+    g = Gateway(workers=8 if roles is not None else 4, env=env)
     try:
         g.admin("backend", "add", "lex", "--kind", "lexical")
         g.admin("schema", "publish", "demo", "--questions", DEMO,
@@ -202,7 +243,7 @@ def run(t, sync):
                                           rnd.random()))
                    for _ in range(CLIENTS)]
         threads.append(threading.Thread(target=killer,
-                                        args=(g, stop, rnd, kills)))
+                                        args=(g, stop, rnd, kills, roles)))
         for th in threads:
             th.start()
         time.sleep(KILL_SECONDS)
@@ -211,14 +252,23 @@ def run(t, sync):
             th.join(60)
         requests = sum(ledger.eval_status.values())
         outcome_requests = sum(ledger.outcome_status.values())
-        print("# SERVICE_DB_SYNC=%s: %d kills in %.0f s; %d evaluations "
-              "%r; %d outcome requests %r; %d decisions and %d outcomes "
-              "acknowledged" % (sync, len(kills), KILL_SECONDS, requests,
+        print("# %s (SERVICE_DB_SYNC=%s): %d kills in %.0f s; %d "
+              "evaluations %r; %d outcome requests %r; %d decisions and %d "
+              "outcomes acknowledged" % (name, sync, len(kills), KILL_SECONDS, requests,
                                 ledger.eval_status, outcome_requests,
                                 ledger.outcome_status,
                                 len(ledger.decisions), len(ledger.outcomes)))
+        sync = name     # the runs' names, in what follows
         t.ok(len(kills) >= KILL_SECONDS * 2,
              "%s: workers were killed (%d)" % (sync, len(kills)))
+        if roles is not None:
+            print("# queue: killed %r" % roles)
+            t.ok(roles.get("holding", 0) >= 1,
+                 "queue: workers were killed holding a write-lock queue "
+                 "(%d)" % roles.get("holding", 0))
+            t.ok(roles.get("waiting", 0) >= 1,
+                 "queue: workers were killed waiting in one (%d)" %
+                 roles.get("waiting", 0))
         t.ok(len(ledger.decisions) >= 50 and len(ledger.outcomes) >= 50,
              "%s: load went through between kills (%d decisions, "
              "%d outcomes)" % (sync, len(ledger.decisions),
@@ -296,7 +346,7 @@ def run(t, sync):
 def main():
     t = TAP()
     totals = [0, 0, 0]
-    for sync in ("normal", "full"):
+    for sync in ("normal", "full", "queue"):
         try:
             for i, n in enumerate(run(t, sync)):
                 totals[i] += n

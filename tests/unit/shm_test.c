@@ -5,7 +5,10 @@
  * replaced file is noticed and mapped anew by everyone, a file of
  * another layout is replaced, not reused, and the metrics of a process
  * killed -9 survive its slot being taken again (folded into the retired
- * figures, never counted twice). */
+ * figures, never counted twice); the write-lock queues (a holder killed
+ * hands the queue on, a waiter killed takes nothing, a wait is bounded)
+ * and the admission table (exact, rebuilt, evicted); shm_join maps only
+ * a file the workers made. */
 #include "config.h"
 
 #include <signal.h>
@@ -23,8 +26,10 @@ static char path[256];
 
 /* A child that attaches, says so through the pipe, then does what = 'w'
  * (wait to be killed), 'l' (takes the lock, then waits), 'i' (takes
- * the in-flight count of backend 7, limit 1, then waits) or 'm' (counts
- * 5 in metrics cell 0 and 3 in cell 7 of its slot, then waits). */
+ * the in-flight count of backend 7, limit 1, then waits), 'm' (counts
+ * 5 in metrics cell 0 and 3 in cell 7 of its slot, then waits), 'q'
+ * (takes the database's write-lock queue, then waits) or 'Q' (says so,
+ * then waits in that queue for a minute, then waits). */
 static pid_t
 child(char what)
 {
@@ -40,13 +45,17 @@ child(char what)
 
 		if (m == NULL || (what == 'l' && shm_lock(m) == -1) ||
 		    (what == 'i' && shm_inflight_take(m, 7, 1) != 1) ||
-		    (what == 'm' && shm_metrics_self(m) == NULL))
+		    (what == 'm' && shm_metrics_self(m) == NULL) ||
+		    (what == 'q' && shm_queue_enter(m, SHM_QUEUE_DB,
+		    1000) != 1))
 			_exit(1);
 		if (what == 'm') {
 			shm_metrics_self(m)->cell[0] += 5;
 			shm_metrics_self(m)->cell[7] += 3;
 		}
 		(void)write(fds[1], "x", 1);
+		if (what == 'Q')
+			(void)shm_queue_enter(m, SHM_QUEUE_DB, 60000);
 		pause();
 		_exit(0);
 	}
@@ -61,6 +70,17 @@ kill_wait(pid_t pid)
 {
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+}
+
+/* Charges one unit; *arg is told the new total. */
+static void
+bump(struct shm_admission *a, void *arg)
+{
+	static int64_t	now;
+
+	a->used++;
+	a->tat_ms = ++now;
+	*(size_t *)arg = (size_t)a->used;
 }
 
 /* How many slots are taken. */
@@ -159,9 +179,11 @@ int
 main(void)
 {
 	struct error	 e = { 0 };
-	struct shm	*m, *m2;
+	struct shm	*m, *m2, *j;
 	struct stat	 sb;
 	size_t		 n;
+	int		 i;
+	char		 other[300];
 	pid_t		 a, b;
 	FILE		*f;
 
@@ -245,6 +267,66 @@ main(void)
 	    "still spent within the minute");
 	ok(shm_budget_take(m, "abcd1234", 65000, 10) == 1,
 	    "a minute later, a new budget");
+
+	/* The write-lock queues. */
+	ok(shm_queue_enter(m, SHM_QUEUE_DB, 100) == 1 &&
+	    shm_queue_enter(m, SHM_QUEUE_CACHE, 100) == 1,
+	    "each file has a queue of its own");
+	a = child('Q');		/* waits behind us */
+	ok(shm_queue_enter(m, SHM_QUEUE_DB, 100) == 0,
+	    "asked twice: refused, not deadlocked");
+	shm_queue_leave(m, SHM_QUEUE_CACHE);
+	usleep(100000);
+	shm_queue_leave(m, SHM_QUEUE_DB);	/* to the child */
+	usleep(100000);
+	ok(shm_queue_enter(m, SHM_QUEUE_DB, 200) == -1,
+	    "the waiter was given the queue: the next waits, and gives up "
+	    "after its wait");
+	kill_wait(a);
+	ok(shm_queue_enter(m, SHM_QUEUE_DB, 1000) == 1,
+	    "its holder killed: the queue is handed on");
+	shm_queue_leave(m, SHM_QUEUE_DB);
+	a = child('q');
+	b = child('Q');
+	kill_wait(b);		/* killed while waiting */
+	kill_wait(a);		/* killed while holding */
+	ok(shm_queue_enter(m, SHM_QUEUE_DB, 1000) == 1,
+	    "a waiter and the holder killed: the queue is free");
+	shm_queue_leave(m, SHM_QUEUE_DB);
+	ok(shm_queue_enter(NULL, SHM_QUEUE_DB, 10) == 0,
+	    "no mapping: no queue, go on");
+
+	/* Admission. */
+	ok(shm_admission(m, 42, 100, -1, bump, &n) == 0,
+	    "an application not in the table: the caller is asked for the "
+	    "database's counter");
+	ok(shm_admission(m, 42, 100, 30, bump, &n) == 1 && n == 31,
+	    "rebuilt from it (30), then charged: 31");
+	ok(shm_admission(m, 42, 100, -1, bump, &n) == 1 && n == 32,
+	    "then kept: 32");
+	ok(shm_admission(m, 42, 101, -1, bump, &n) == 0,
+	    "a new day: the database is asked again");
+	ok(shm_admission(m, 42, 101, 0, bump, &n) == 1 && n == 1,
+	    "and the day starts from its counter");
+	for (i = 0; i < SHM_ADMITS * 2; i++)
+		(void)shm_admission(m, 5000 + (int64_t)i, 101, 0, bump, &n);
+	ok(shm_admission(m, 42, 101, -1, bump, &n) == 0,
+	    "twice as many applications later: the oldest window forgotten, "
+	    "to be rebuilt");
+	ok(shm_admission(m, 5000 + SHM_ADMITS * 2 - 1, 101, -1, bump, &n) ==
+	    1 && n == 2, "the latest kept");
+	ok(shm_admission(NULL, 42, 101, 0, bump, &n) == -1,
+	    "no mapping: -1, admission is kept elsewhere");
+
+	/* The console joins only the workers' file. */
+	j = shm_join(path, &e);
+	ok(j != NULL, "shm_join maps the workers' file");
+	shm_detach(j);
+	snprintf(other, sizeof(other), "%s.none", path);
+	j = shm_join(other, &e);
+	ok(j == NULL && stat(other, &sb) == -1,
+	    "and makes none where there is none");
+	error_clear(&e);
 
 	/* Replaced by a file of another layout: not reused. */
 	shm_detach(m);

@@ -1,0 +1,237 @@
+"""slow.py: bench/run's slow-backend scenario (issue 24).
+
+A System One upstream that answers after 300 ms (nginx with Debian's
+echo module, `echo_sleep 0.3`, which holds thousands of connections on
+one process), and for each pool size W: the sleeping floor (bench/floor.c
+with FLOOR_SLEEP_MS=300, a worker that only waits) and the gateway
+(POST /v1/systemone, 3 questions, through a systemone backend with
+--max-in-flight W, design.md section 16 item 2) under the same server
+settings, loaded by wrk with 2W connections.  Reported per row: req/s
+against the ideal (W / 0.3 s) and against the floor of the same W,
+p50/p99, non-2xx answers, client timeouts (wrk's 2 s), "database is
+locked" lines in the log, how long the pool took to start and with how
+many errors, and memory as PSS (/proc/PID/smaps_rollup) of the workers
+and of the server.
+"""
+
+import os
+import re
+import subprocess
+import time
+
+import gateway  # noqa: E402  (bench/run put tests/e2e on the path)
+
+SLEEP_S = 0.3
+ECHO_MODULE = "/usr/lib/nginx/modules/ngx_http_echo_module.so"
+
+
+class SlowUpstream:
+    """nginx answering the bench's System One body after 300 ms."""
+
+    def __init__(self, workdir, body):
+        if not os.path.exists(ECHO_MODULE):
+            raise RuntimeError("%s missing: apt-get install "
+                               "libnginx-mod-http-echo" % ECHO_MODULE)
+        self.dir = os.path.join(workdir, "nginx-slow")
+        os.makedirs(self.dir)
+        self.port = gateway.free_port()
+        conf = os.path.join(self.dir, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write("""
+load_module %(module)s;
+daemon off;
+worker_processes 1;
+worker_rlimit_nofile 20000;
+pid %(d)s/nginx.pid;
+error_log %(d)s/error.log;
+events { worker_connections 16384; }
+http {
+    access_log off;
+    client_body_temp_path %(d)s;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:%(port)d backlog=4096;
+        location = /v1/systemone {
+            default_type application/json;
+            echo_sleep %(sleep)s;
+            echo '%(body)s';
+        }
+    }
+}
+""" % {"module": ECHO_MODULE, "d": self.dir, "port": self.port,
+                "sleep": SLEEP_S, "body": body.replace("'", "\\'")})
+        self.proc = subprocess.Popen(["nginx", "-c", conf, "-p", self.dir],
+                                     stderr=subprocess.DEVNULL)
+        gateway.wait_port(self.port)
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+class ManyGateway(gateway.Gateway):
+    """The harness's lighttpd (min-procs = max-procs, as the sample) with
+    room for thousands of connections."""
+
+    def config(self):
+        return gateway.Gateway.config(self) + """
+server.max-fds = 16384
+server.max-connections = 8192
+server.listen-backlog = 4096
+"""
+
+
+class ManyApache(gateway.ApacheGateway):
+    """The harness's Apache (examples/apache-fcgid.conf as shipped) with
+    an event MPM as large as the connections: the harness keeps it at 32
+    for the tests, which would cap the pool it feeds."""
+
+    def config(self):
+        text = gateway.ApacheGateway.config(self)
+        threads = 64
+        limit = -(-max(32, 2 * self.workers + threads) // threads)
+        for name, value in (("ServerLimit", limit), ("ThreadLimit", threads),
+                            ("ThreadsPerChild", threads),
+                            ("MaxSpareThreads", limit * threads),
+                            ("MaxRequestWorkers", limit * threads)):
+            text = re.sub(r"^%s\s+\d+$" % name, "%s %d" % (name, value),
+                          text, count=1, flags=re.M)
+        return text
+
+
+def pss_kib(pid):
+    """PSS of process pid in KiB (0 if gone)."""
+    try:
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            m = re.search(r"^Pss:\s+(\d+) kB", f.read(), re.M)
+            return int(m.group(1)) if m else 0
+    except OSError:
+        return 0
+
+
+def server_pids(g):
+    """The web server's own processes: lighttpd, or Apache and its
+    children that are not workers (mod_fcgid's process manager)."""
+    if g.proc is None:
+        return []
+    workers = set(g.worker_pids())
+    out = [g.proc.pid]
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) in workers:
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == g.proc.pid:
+            out.append(int(d))
+    return out
+
+
+def memory(g):
+    """(workers, PSS per worker MiB, workers' PSS MiB, server's MiB)."""
+    pids = g.worker_pids()
+    w = sum(pss_kib(p) for p in pids) / 1024.0
+    s = sum(pss_kib(p) for p in server_pids(g)) / 1024.0
+    return len(pids), (w / len(pids) if pids else 0.0), w, s
+
+
+def start(kind, workers, worker_bin, env, setup=None):
+    """A started server of kind "lighttpd" or "apache", set up (the
+    console) before it starts, and when it started (time.time())."""
+    if kind == "apache":
+        g = ManyApache(workers=workers, env=env, worker=worker_bin)
+    else:
+        g = ManyGateway(workers=workers, env=env, worker=worker_bin)
+    key = setup(g) if setup else None
+    t0 = time.time()
+    try:
+        g.start()
+    except Exception:
+        g.cleanup()
+        raise
+    return g, key, t0
+
+
+def measure(g, t0, run_wrk, url, body, key, workers, seconds):
+    """(wrk with 2W connections (2 s timeout), seconds until the pool of
+    W ran or None), after a warm-up: one call first (the key verified
+    once and remembered), then load in 2 s rounds until the pool is
+    whole (lighttpd starts it at once, mod_fcgid on demand), at most
+    10 rounds."""
+    conns = max(2, 2 * workers)
+    run_wrk(url, body, key, 1, 1, 1)
+    took = None
+    for _ in range(10):
+        if len(g.worker_pids()) >= workers:
+            took = time.time() - t0
+            break
+        run_wrk(url, body, key, 2, conns, 2)
+    if took is None and len(g.worker_pids()) >= workers:
+        took = time.time() - t0
+    run_wrk(url, body, key, 2, conns, 2)
+    return run_wrk(url, body, key, seconds, conns, 2), took
+
+
+def scenario(kind, sizes, floor_bin, workers_bins, up_url, body_file,
+             setup, run_wrk, seconds, log):
+    """The rows of one server kind: the floor then each gateway build,
+    per pool size."""
+    rows = []
+    for w in sizes:
+        ideal = w / SLEEP_S
+        floor_rps = None
+        builds = [("floor", floor_bin)] + list(workers_bins)
+        for label, binary in builds:
+            is_floor = label == "floor"
+            env = {"FLOOR_SLEEP_MS": str(int(SLEEP_S * 1000))} if is_floor \
+                else {"SERVICE_WORKERS": str(w)}
+            g, key, t0 = start(kind, w, binary, env,
+                               None if is_floor else
+                               lambda g: setup(g, up_url, w))
+            try:
+                url = "http://127.0.0.1:%d/%s" % (
+                    g.port, "" if is_floor else "v1/systemone")
+                r, took = measure(g, t0, run_wrk, url, body_file, key, w,
+                                  seconds)
+                start_errors = len(re.findall(
+                    r"database:|shared memory", g.log()))
+                n, per, total, server = memory(g)
+                locked = g.log().count("database is locked")
+            finally:
+                g.cleanup()
+            if is_floor:
+                floor_rps = r["rps"]
+            row = {"kind": kind, "W": w, "label": label, "rps": r["rps"],
+                   "ideal": r["rps"] / ideal,
+                   "floor": r["rps"] / floor_rps if floor_rps else
+                   float("nan"),
+                   "p50": r["p50"], "p99": r["p99"], "non2xx": r["non2xx"],
+                   "timeouts": r["timeouts"], "locked": locked,
+                   "start_s": took, "start_errors": start_errors,
+                   "workers": n, "pss_worker": per, "pss_workers": total,
+                   "pss_server": server}
+            log(row)
+            rows.append(row)
+    return rows
+
+
+def table(rows):
+    """The rows as Markdown."""
+    out = ["| server | W | program | req/s | / ideal | / floor | p50 ms | "
+           "p99 ms | non-2xx | timeouts | locked | start s (errors) | "
+           "PSS/worker MiB | workers + server MiB |",
+           "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+           "---:|---:|"]
+    for r in rows:
+        out.append("| %s | %d | %s | %.0f | %.2f | %.2f | %.0f | %.0f | %d "
+                   "| %d | %d | %s (%d) | %.2f | %.0f |" % (
+                       r["kind"], r["W"], r["label"], r["rps"], r["ideal"],
+                       r["floor"], r["p50"], r["p99"], r["non2xx"],
+                       r["timeouts"], r["locked"],
+                       "%.1f" % r["start_s"] if r["start_s"] is not None
+                       else "never", r["start_errors"], r["pss_worker"],
+                       r["pss_workers"] + r["pss_server"]))
+    return out
