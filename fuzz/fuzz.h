@@ -1,5 +1,6 @@
 /* fuzz.h: what the libFuzzer targets in fuzz/ share: the input cut into
- * NUL-separated parts, JSON parsed as the request path parses it, a
+ * NUL-separated parts (an upstream target's questions and body among
+ * them), JSON parsed as the request path parses it, a
  * strict UTF-8 check, a generator seeded by the input (a target must be
  * deterministic), and the assertion that stops the fuzzer. */
 #ifndef EVALGATE_FUZZ_H
@@ -13,6 +14,7 @@
 
 #include "error.h"
 #include "json_util.h"
+#include "question.h"
 
 /* A property that must hold: a violation is a crash libFuzzer keeps. */
 #define FUZZ_ASSERT(c)	do { if (!(c)) __builtin_trap(); } while (0)
@@ -134,6 +136,33 @@ fuzz_next(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
+}
+
+/* An upstream target's input: the questions before a NUL, if that is a
+ * valid questions map, and the body after it; else demo (a questions
+ * map the target parsed) and the whole input.  The questions are a new
+ * reference the caller puts. */
+static inline json_object *
+fuzz_questions_body(const uint8_t *data, size_t size, json_object *demo,
+    const char **body, size_t *len)
+{
+	struct fuzz_part	 part[2];
+	struct error		 e = { 0 };
+	json_object		*qs = NULL;
+
+	*body = (const char *)data;
+	*len = size;
+	if (fuzz_split(data, size, part, 2) == 2) {
+		qs = fuzz_json(&part[0]);
+		if (qs != NULL && question_validate(qs, 32, &e) == -1) {
+			json_object_put(qs);
+			qs = NULL;
+		}
+		error_clear(&e);
+		*body = part[1].p;
+		*len = part[1].len;
+	}
+	return qs != NULL ? qs : json_object_get(demo);
 }
 
 #endif

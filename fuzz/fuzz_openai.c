@@ -82,26 +82,13 @@ check(json_object *q, const char *body, size_t len)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fuzz_part	 part[2];
-	struct error		 e = { 0 };
-	json_object		*qs = NULL;
-	const char		*body = (const char *)data;
-	size_t			 len = size;
+	json_object		*qs;
+	const char		*body;
+	size_t			 len;
 
 	if (demo_questions == NULL)
 		demo_questions = json_tokener_parse(demo);
-	if (fuzz_split(data, size, part, 2) == 2) {
-		qs = fuzz_json(&part[0]);
-		if (qs != NULL && question_validate(qs, 32, &e) == -1) {
-			json_object_put(qs);
-			qs = NULL;
-		}
-		error_clear(&e);
-		body = part[1].p;
-		len = part[1].len;
-	}
-	if (qs == NULL)
-		qs = json_object_get(demo_questions);
+	qs = fuzz_questions_body(data, size, demo_questions, &body, &len);
 	json_object_object_foreach(qs, name, q) {
 		(void)name;
 		check(q, body, len);

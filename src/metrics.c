@@ -130,6 +130,18 @@ label(enum shm_names t, const char *name)
 	return i >= 0 ? (size_t)i : METRICS_LABELS - 1;
 }
 
+/* This process's cells, and in *i the cell of name in table t (looked
+ * up first: it may take the lock), or NULL when nothing is counted.
+ * done(*locked) after. */
+static struct metrics_cells *
+labelled(enum shm_names t, const char *name, size_t *i, struct shm **locked)
+{
+	if (!enabled || shm_host() == NULL)
+		return NULL;
+	*i = label(t, name);
+	return cells(locked);
+}
+
 void
 metrics_request(size_t route, int status, int64_t us)
 {
@@ -160,10 +172,7 @@ metrics_backend(const char *backend, enum metrics_outcome o, int64_t us)
 	struct shm		*locked;
 	size_t			 b;
 
-	if (!enabled || shm_host() == NULL)
-		return;
-	b = label(SHM_NAMES_BACKEND, backend);	/* before: it may lock */
-	if ((c = cells(&locked)) == NULL)
+	if ((c = labelled(SHM_NAMES_BACKEND, backend, &b, &locked)) == NULL)
 		return;
 	add(&c->backend[b][o < MO__MAX ? o : MO_ERROR], 1);
 	observe(c->backend_us[b], us);
@@ -177,10 +186,7 @@ metrics_cooldown(const char *backend)
 	struct shm		*locked;
 	size_t			 b;
 
-	if (!enabled || shm_host() == NULL)
-		return;
-	b = label(SHM_NAMES_BACKEND, backend);
-	if ((c = cells(&locked)) == NULL)
+	if ((c = labelled(SHM_NAMES_BACKEND, backend, &b, &locked)) == NULL)
 		return;
 	add(&c->cooldowns[b], 1);
 	done(locked);
@@ -193,10 +199,7 @@ metrics_decision(const char *schema, int abstained)
 	struct shm		*locked;
 	size_t			 s;
 
-	if (!enabled || shm_host() == NULL)
-		return;
-	s = label(SHM_NAMES_SCHEMA, schema);
-	if ((c = cells(&locked)) == NULL)
+	if ((c = labelled(SHM_NAMES_SCHEMA, schema, &s, &locked)) == NULL)
 		return;
 	add(&c->decisions[s], 1);
 	if (abstained)
@@ -211,10 +214,7 @@ metrics_outcome(const char *schema)
 	struct shm		*locked;
 	size_t			 s;
 
-	if (!enabled || shm_host() == NULL)
-		return;
-	s = label(SHM_NAMES_SCHEMA, schema);
-	if ((c = cells(&locked)) == NULL)
+	if ((c = labelled(SHM_NAMES_SCHEMA, schema, &s, &locked)) == NULL)
 		return;
 	add(&c->outcomes[s], 1);
 	done(locked);

@@ -189,12 +189,12 @@ fastcgi.server = ( "/" => ((
             except OSError:
                 pass
 
-    def wait_ready(self):
-        """The workers are up once the health route answers."""
+    def wait_ready(self, path="/health"):
+        """The workers are up once the health route (at path) answers."""
         end = time.time() + 15
         while time.time() < end:
             try:
-                if self.get("/health").status == 200:
+                if self.get(path).status == 200:
                     return self
             except OSError:
                 pass
@@ -894,15 +894,7 @@ Listen 127.0.0.1:%(port)d
                  "LANG": "C"})
         if not wait_port(self.port):
             raise RuntimeError("apache2 did not start: " + self.log())
-        end = time.time() + 15
-        while time.time() < end:
-            try:
-                if self.get("/evalgate/health").status == 200:
-                    return self
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("gateway did not answer: " + self.log())
+        return self.wait_ready("/evalgate/health")
 
     def sanitizer_reports(self):
         reports = ApacheGateway.sanitizer_reports(self)
