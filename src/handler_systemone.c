@@ -297,6 +297,8 @@ build_answers(struct eval *ev, struct error *e)
 		if (answer == NULL)
 			return error_set(e, ERR_INTERNAL, NULL,
 			    "cannot build the answer to '%s'", name);
+		/* Written twice: stored with the decision, then answered. */
+		ju_freeze(answer);
 		ju_add(ev->answers, name, answer);
 		ju_add(ev->dists, name,
 		    answer_distribution_json(q, ev->ba.dist[i], n));

@@ -85,5 +85,13 @@ void		 ju_add_str(json_object *obj, const char *key, const char *v);
 void		 ju_add_time(json_object *obj, const char *key, int64_t ms);
 /* A new {id, version} object, as x_schema and x_template are shown. */
 json_object	*ju_ref(const char *id, int64_t version);
+/* The flags every answer and stored value is serialised with. */
+#define JU_WIRE (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+/* Serialises o once with JU_WIRE and makes every later serialisation of
+ * o, alone or inside another value, copy that text (o owns the copy):
+ * for a value written more than once, as an answer is stored and then
+ * answered.  o must not change afterwards, and is only ever serialised
+ * with JU_WIRE.  Without memory for the copy, o stays as it was. */
+void		 ju_freeze(json_object *o);
 
 #endif

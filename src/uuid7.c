@@ -4,10 +4,16 @@
  * version 7, 12 bits counter (seeded at random each new ms, incremented
  * within one), variant 10, 62 random bits.  When the clock stands still
  * or steps back, the last timestamp is reused and the counter advances;
- * on counter overflow the timestamp is advanced by one. */
+ * on counter overflow the timestamp is advanced by one.
+ *
+ * The random bytes come from a per-process pool that libsodium fills
+ * from the kernel (getrandom) once every POOL_BYTES / 18 ids, rather than
+ * a system call per id: each byte is used once and wiped, and a forked
+ * child discards what it inherited, so no two processes share bits. */
 #include "config.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +24,39 @@
 static int64_t	last_ms = -1;	/* per process: workers are single-threaded */
 static uint16_t	counter;
 
+#define POOL_BYTES 512
+static uint8_t	pool[POOL_BYTES];	/* per process: bytes not yet used */
+static size_t	pool_used = POOL_BYTES;	/* from pool_used on */
+static int	pool_forks;		/* whether the fork hook is set */
+
+/* In a child after fork(): the parent's unused bytes are the parent's. */
+static void
+pool_discard(void)
+{
+	sodium_memzero(pool, sizeof(pool));
+	pool_used = POOL_BYTES;
+}
+
+/* n bytes (at most POOL_BYTES) of the pool into out, wiped there. */
+static void
+pool_take(void *out, size_t n)
+{
+	if (!pool_forks) {
+		if (pthread_atfork(NULL, NULL, pool_discard) != 0) {
+			randombytes_buf(out, n);	/* no pool then */
+			return;
+		}
+		pool_forks = 1;
+	}
+	if (POOL_BYTES - pool_used < n) {
+		randombytes_buf(pool, sizeof(pool));
+		pool_used = 0;
+	}
+	memcpy(out, pool + pool_used, n);
+	sodium_memzero(pool + pool_used, n);
+	pool_used += n;
+}
+
 void
 uuid7_new(int64_t now_ms, char out[UUID7_LEN + 1])
 {
@@ -26,13 +65,13 @@ uuid7_new(int64_t now_ms, char out[UUID7_LEN + 1])
 
 	if (now_ms > last_ms) {
 		last_ms = now_ms;
-		randombytes_buf(&seed, sizeof(seed));
+		pool_take(&seed, sizeof(seed));
 		counter = seed & 0x7ff;	/* leave room to count up */
 	} else if (++counter > 0xfff) {
 		last_ms++;
 		counter = 0;
 	}
-	randombytes_buf(b, sizeof(b));
+	pool_take(b, sizeof(b));
 	b[0] = (uint8_t)(last_ms >> 40);
 	b[1] = (uint8_t)(last_ms >> 32);
 	b[2] = (uint8_t)(last_ms >> 24);

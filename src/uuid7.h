@@ -1,5 +1,6 @@
 /* uuid7.h: UUIDv7 (RFC 9562) identifiers for decisions and requests,
- * monotonic within a process, random bits from libsodium. */
+ * monotonic within a process, random bits from libsodium (pooled per
+ * process: one getrandom per 28 ids). */
 #ifndef EVALGATE_UUID7_H
 #define EVALGATE_UUID7_H
 

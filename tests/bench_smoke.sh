@@ -35,4 +35,9 @@ for s in floor evalgate; do
 done
 check "the gateway-added latency is reported" \
     "grep -q 'Gateway-added latency.*[0-9] ms' '$out' 2>/dev/null"
+check "the lexical pipeline's added latency is reported" \
+    "grep -q \"the lexical pipeline's.*[0-9] ms\" '$out' 2>/dev/null"
+check "issue 24's fast-path targets are reported" \
+    "grep -q '^| lexical .normal., at least 0.30 of the floor | [0-9]' \
+    '$out' 2>/dev/null"
 echo "1..$n"

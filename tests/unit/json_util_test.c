@@ -1,13 +1,15 @@
 /* json_util_test: ju_lossy(), what json-c accepts but would not keep as
  * sent, and the place it names; ju_parse_body() refusing it; and the
  * getters reading members by path ("x_schema.id"), refusals naming the
- * whole path as the field. */
+ * whole path as the field; ju_freeze(). */
 #include "config.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json_util.h"
+#include "xalloc.h"
 #include "tap.h"
 
 static const struct {
@@ -138,6 +140,35 @@ test_paths(void)
 	json_object_put(o);
 }
 
+/* ju_freeze(): the same text alone and inside a parent, written from the
+ * copy kept at the freeze. */
+static void
+test_freeze(void)
+{
+	json_object	*a, *parent;
+	char		*before, *inside;
+
+	a = ju_parse("{\"choice\": \"a/b\", \"p\": {\"x\": 0.25, "
+	    "\"y\": [1, 2.5, null, true]}, \"s\": \"\\u00e9\\n\"}");
+	parent = ju_obj();
+	ju_add(parent, "k", json_object_get(a));
+	before = xstrdup(json_object_to_json_string_ext(a, JU_WIRE));
+	inside = xstrdup(json_object_to_json_string_ext(parent, JU_WIRE));
+	ju_freeze(a);
+	ok(strcmp(json_object_to_json_string_ext(a, JU_WIRE), before) == 0,
+	    "frozen: the same text alone: %s", before);
+	ok(strcmp(json_object_to_json_string_ext(parent, JU_WIRE), inside) ==
+	    0, "and inside a parent");
+	/* A change after the freeze is not written: the copy is. */
+	ju_add(a, "late", ju_int(1));
+	ok(strcmp(json_object_to_json_string_ext(parent, JU_WIRE), inside) ==
+	    0, "the text kept at the freeze is what is written");
+	free(before);
+	free(inside);
+	json_object_put(a);
+	json_object_put(parent);
+}
+
 int
 main(void)
 {
@@ -172,5 +203,6 @@ main(void)
 	ok(ju_lossy("{\"a\": 1e999", 8, NULL, 0) == NULL,
 	    "only len bytes are read");
 	test_paths();
+	test_freeze();
 	return tap_done();
 }

@@ -1,18 +1,54 @@
-/* uuid7_test: format, version and variant, monotonic order. */
+/* uuid7_test: format, version and variant, monotonic order, random bits
+ * that differ id to id and between a parent and its forked child. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
 #include "uuid7.h"
 #include "tap.h"
 
+/* Whether the child's next ids share random bits with the parent's:
+ * the pool it inherits must not be used. */
+static int
+fork_differs(void)
+{
+	char	 mine[UUID7_LEN + 1], theirs[UUID7_LEN + 1];
+	int	 fd[2], st, differ = 1, i;
+	pid_t	 pid;
+
+	uuid7_new(1700000001000LL, mine);	/* the pool is filled */
+	for (i = 0; i < 8; i++) {
+		if (pipe(fd) == -1 || (pid = fork()) == -1)
+			return 0;
+		if (pid == 0) {
+			uuid7_new(1700000002000LL, theirs);
+			_exit(write(fd[1], theirs, sizeof(theirs)) ==
+			    (ssize_t)sizeof(theirs) ? 0 : 1);
+		}
+		uuid7_new(1700000002000LL, mine);
+		close(fd[1]);
+		if (read(fd[0], theirs, sizeof(theirs)) !=
+		    (ssize_t)sizeof(theirs))
+			differ = 0;
+		close(fd[0]);
+		waitpid(pid, &st, 0);
+		/* Variant and 62 random bits, from the 20th character. */
+		if (st != 0 || strcmp(mine + 19, theirs + 19) == 0)
+			differ = 0;
+	}
+	return differ;
+}
+
 int
 main(void)
 {
 	char	a[UUID7_LEN + 1], b[UUID7_LEN + 1], first[UUID7_LEN + 1];
-	int	ordered = 1, valid = 1, i;
+	int	ordered = 1, valid = 1, distinct = 1, i;
 
 	if (sodium_init() < 0)
 		return 1;
@@ -36,6 +72,15 @@ main(void)
 	ok(valid, "and all well-formed");
 	uuid7_new(1700000000999LL, b);
 	ok(strcmp(b, a) > 0, "a later millisecond sorts after");
+	for (i = 0; i < 1000; i++) {
+		uuid7_new(1700000000999LL, a);
+		if (strcmp(a + 19, b + 19) == 0)
+			distinct = 0;
+		memcpy(b, a, sizeof(a));
+	}
+	ok(distinct, "random bits differ id to id (the pool moves on)");
+	ok(fork_differs(), "a forked child's ids share no random bits with "
+	    "its parent's");
 	ok(!uuid7_valid("not-a-uuid"), "garbage refused");
 	ok(!uuid7_valid("018bcfe5-687b-4000-8000-000000000000"),
 	    "version 4 refused");
