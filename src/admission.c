@@ -111,7 +111,7 @@ decide_shared(struct shm_admission *s, void *arg)
 }
 
 /* In the host's shared memory (design.md section 16, item 1): 1
- * decided, 0 there is none (admission is then kept in the cache), -1
+ * decided, 0 there is none (admission is then kept in the store), -1
  * with e set (the database's counter could not be read). */
 static int
 charge_shared(struct store *st, int64_t app_id, const char *day,
@@ -129,10 +129,12 @@ charge_shared(struct store *st, int64_t app_id, const char *day,
 	return shm_admission(m, app_id, n, used, decide_shared, a) == 1;
 }
 
-/* In the cache file, for a host without the shared memory: read,
- * decided and written in one short transaction. */
+/* In the store, read, decided and written in one short transaction:
+ * SQLite's cache file on a host without the shared memory, or the
+ * database that several hosts share (PostgreSQL, where the row is
+ * locked from the read to the commit). */
 static int
-charge_cache(struct store *st, int64_t app_id, const char *day,
+charge_store(struct store *st, int64_t app_id, const char *day,
     struct admit *a, struct error *e)
 {
 	if (store_begin_counters(st, e) == -1)
@@ -171,8 +173,10 @@ admission_charge(struct store *st, const struct settings *settings,
 	a.cost = cost;
 	clock_utc_day(a.now_ms, day);
 
-	if ((rc = charge_shared(st, app->id, day, &a, e)) == 0)
-		rc = charge_cache(st, app->id, day, &a, e);
+	rc = store_host_admission(st) ?
+	    charge_shared(st, app->id, day, &a, e) : 0;
+	if (rc == 0)
+		rc = charge_store(st, app->id, day, &a, e);
 	if (rc == -1)
 		return -1;
 	if (!a.rate_ok || !a.quota_ok)

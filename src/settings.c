@@ -12,7 +12,7 @@
 #define LOCALSTATEDIR "/var"
 #endif
 
-enum kind { K_PATH, K_LONG, K_ENUM, K_LISTEN };
+enum kind { K_PATH, K_LONG, K_ENUM, K_LISTEN, K_DB_URL };
 
 struct setting {
 	const char	*name;
@@ -31,6 +31,9 @@ struct setting {
 static const struct setting table[] = {
 	{ "SERVICE_DB_PATH", K_PATH, LOCALSTATEDIR "/lib/evalgate/evalgate.db",
 	  0, 0, { NULL }, STR(db_path), "the database" },
+	{ "SERVICE_DB_URL", K_DB_URL, "", 0, 0, { NULL }, STR(db_url),
+	  "PostgreSQL instead of SQLite: a postgresql:// URL or a key=value "
+	  "conninfo; the cache and the pepper stay local files" },
 	{ "SERVICE_CACHE_PATH", K_PATH, "", 0, 0, { NULL }, STR(cache_path),
 	  "the cache file (default: cache.db beside the database)" },
 	{ "SERVICE_PEPPER_FILE", K_PATH, "", 0, 0, { NULL }, STR(pepper_file),
@@ -101,6 +104,23 @@ set_string(char *dst, size_t size, const char *v)
 	return (size_t)snprintf(dst, size, "%s", v) < size ? 0 : -1;
 }
 
+#ifdef HAVE_POSTGRESQL
+#define HAVE_PG	1
+#else
+#define HAVE_PG	0
+#endif
+
+/* SERVICE_DB_URL: empty (SQLite), or what libpq takes for a database
+ * in a build that has it. */
+static int
+db_url_ok(const char *v)
+{
+	if (*v == '\0')
+		return 1;
+	return HAVE_PG && (strncmp(v, "postgresql://", 13) == 0 ||
+	    strncmp(v, "postgres://", 11) == 0 || strchr(v, '=') != NULL);
+}
+
 static int
 set_one(struct settings *s, const struct setting *t, const char *v,
     char *err, size_t errlen)
@@ -116,6 +136,11 @@ set_one(struct settings *s, const struct setting *t, const char *v,
 			goto bad;
 		if (t->kind == K_LISTEN && *v != '\0' &&
 		    (strrchr(v, ':') == NULL || strrchr(v, ':')[1] == '\0'))
+			goto bad;
+		return 0;
+	case K_DB_URL:
+		/* Never echoed: it may hold a password. */
+		if (set_string(field, t->size, v) == -1 || !db_url_ok(v))
 			goto bad;
 		return 0;
 	case K_LONG:
@@ -140,6 +165,11 @@ bad:
 		    t->name, v, t->min, t->max);
 	else if (t->kind == K_ENUM)
 		snprintf(err, errlen, "%s=%s: want normal or full", t->name, v);
+	else if (t->kind == K_DB_URL)
+		snprintf(err, errlen, "%s: %s", t->name, HAVE_PG ?
+		    "want a postgresql:// or postgres:// URL, or a key=value "
+		    "conninfo (up to 1023 bytes)" : "this evalgate was built "
+		    "without PostgreSQL (configure --with-postgresql)");
 	else if (t->kind == K_LISTEN)
 		snprintf(err, errlen, "%s=%s: want ADDR:PORT", t->name, v);
 	else

@@ -9,6 +9,7 @@ enum db_sync { DB_SYNC_NORMAL, DB_SYNC_FULL };
 
 struct settings {
 	char	db_path[4096];
+	char	db_url[1024];		/* PostgreSQL, or "": SQLite */
 	char	cache_path[4096];
 	char	pepper_file[4096];
 	long	max_questions;

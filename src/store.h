@@ -1,8 +1,9 @@
 /* store.h: everything evalgate keeps, behind one interface: reading
  * and writing the records of model.h.
  *
- * The store*.c files are the only ones that see SQL or include sqlite3.h,
- * so that a second engine can be added without touching the handlers.
+ * Two engines implement it (store_engine.h): SQLite, the default, and
+ * PostgreSQL.  Their files (store_sqlite*.c, store_pg*.c) are the only
+ * ones that see SQL or include sqlite3.h or libpq-fe.h.
  * A struct store is one process's connection to the database with the
  * cache file attached as "cache"; open it after fork, never share it.
  *
@@ -41,6 +42,12 @@ void	 store_maintain(struct store *st);
  * retention every STORE_RETAIN_REQUESTS requests or STORE_RETAIN_MS). */
 void	 store_idle(struct store *st);
 void	 store_close(struct store *st);
+/* "sqlite" or "postgresql": the engine s chooses. */
+const char *store_engine_name(const struct settings *s);
+/* Whether admission may be kept in the host's shared memory (1), or
+ * must stay in the database, shared with other hosts (0: design.md
+ * section 16, item 6). */
+int	 store_host_admission(struct store *st);
 /* Whether a decision could be written to each file now (design.md
  * section 16, item 9): on fresh connections, each answers a query and
  * gives its write lock within 250 ms (rolled back: nothing written), and

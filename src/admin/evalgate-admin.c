@@ -201,7 +201,8 @@ static const struct {
 	{ "restore", cmd_restore },
 };
 
-static const char *db_arg;	/* --db PATH, overrides SERVICE_DB_PATH */
+static const char *db_arg;	/* --db PATH or URL: overrides SERVICE_DB_PATH
+				 * and SERVICE_DB_URL */
 
 /* Leaves the host's shared memory at exit (its slot freed). */
 static void
@@ -218,7 +219,7 @@ usage(void)
 {
 	size_t i;
 
-	fprintf(stderr, "usage: evalgate-admin [--db PATH] COMMAND\n"
+	fprintf(stderr, "usage: evalgate-admin [--db PATH|URL] COMMAND\n"
 	    "commands:\n  init\n  compact\n");
 	for (i = 0; i < NCMDS; i++)
 		fprintf(stderr, "  %s\n", cmds[i].usage);
@@ -523,11 +524,26 @@ print_out(const struct cli_cmd *c, json_object *in, json_object *out)
 	}
 }
 
+/* Whether --db names a PostgreSQL database (a postgres:// or
+ * postgresql:// URL, or a key=value conninfo) rather than a file. */
+static int
+is_db_url(const char *v)
+{
+	size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyz_");
+
+	return strncmp(v, "postgresql://", 13) == 0 ||
+	    strncmp(v, "postgres://", 11) == 0 || (n > 0 && v[n] == '=');
+}
+
 static const char *
 env(const char *name)
 {
-	if (db_arg != NULL && strcmp(name, "SERVICE_DB_PATH") == 0)
+	int url = db_arg != NULL && is_db_url(db_arg);
+
+	if (db_arg != NULL && strcmp(name, "SERVICE_DB_PATH") == 0 && !url)
 		return db_arg;
+	if (db_arg != NULL && strcmp(name, "SERVICE_DB_URL") == 0)
+		return url ? db_arg : "";
 	return getenv(name);
 }
 

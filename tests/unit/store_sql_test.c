@@ -8,7 +8,7 @@
 
 #include <sqlite3.h>
 
-#include "store_internal.h"
+#include "store_sqlite.h"
 #include "tap.h"
 
 static int

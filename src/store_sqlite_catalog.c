@@ -9,7 +9,7 @@
 
 #include "clock.h"
 #include "json_util.h"
-#include "store_internal.h"
+#include "store_sqlite.h"
 #include "xalloc.h"
 
 /* JSON as kept in a TEXT column: compact, '/' left alone. */
@@ -151,7 +151,7 @@ insert_replicas(struct store *st, const struct backend *b, struct error *e)
 }
 
 int
-store_backend_insert(struct store *st, struct backend *b, struct error *e)
+sq_backend_insert(struct store *st, struct backend *b, struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_BACKEND_INSERT, e);
 	int		 rc;
@@ -183,7 +183,7 @@ store_backend_insert(struct store *st, struct backend *b, struct error *e)
 }
 
 int
-store_backend_set_enabled(struct store *st, const char *name, int enabled,
+sq_backend_set_enabled(struct store *st, const char *name, int enabled,
     struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_ENABLE, e);
@@ -196,7 +196,7 @@ store_backend_set_enabled(struct store *st, const char *name, int enabled,
 }
 
 int
-store_backend_update(struct store *st, const struct backend *b,
+sq_backend_update(struct store *st, const struct backend *b,
     struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_UPDATE, e);
@@ -236,7 +236,7 @@ backend_lookup(struct store *st, sqlite3_stmt *stmt, struct backend *b,
 }
 
 int
-store_backend_by_name(struct store *st, const char *name, struct backend *b,
+sq_backend_by_name(struct store *st, const char *name, struct backend *b,
     struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_BY_NAME, e);
@@ -248,7 +248,7 @@ store_backend_by_name(struct store *st, const char *name, struct backend *b,
 }
 
 int
-store_backend_by_id(struct store *st, int64_t id, struct backend *b,
+sq_backend_by_id(struct store *st, int64_t id, struct backend *b,
     struct error *e)
 {
 	sqlite3_stmt	*stmt;
@@ -256,18 +256,18 @@ store_backend_by_id(struct store *st, int64_t id, struct backend *b,
 	int		 rc;
 
 	snprintf(key, sizeof(key), "%lld", (long long)id);
-	if (store_kept_get(st, KEPT_BACKEND, key, b))
+	if (kept_get(st->kept, KEPT_BACKEND, key, b))
 		return 1;
 	if ((stmt = store_stmt(st, STMT_BACKEND_BY_ID, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
 	if ((rc = backend_lookup(st, stmt, b, e)) == 1)
-		store_kept_put(st, KEPT_BACKEND, key, b);
+		kept_put(st->kept, KEPT_BACKEND, key, b);
 	return rc;
 }
 
 int
-store_backend_each(struct store *st, int enabled_only,
+sq_backend_each(struct store *st, int enabled_only,
     void (*fn)(const struct backend *, void *), void *arg, struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_BACKEND_ALL, e);
@@ -342,7 +342,7 @@ version_lookup(struct store *st, sqlite3_stmt *stmt,
 }
 
 int
-store_schema_publish(struct store *st, struct schema_version *v,
+sq_schema_publish(struct store *st, struct schema_version *v,
     struct error *e)
 {
 	sqlite3_stmt	*stmt;
@@ -366,7 +366,7 @@ store_schema_publish(struct store *st, struct schema_version *v,
 }
 
 int
-store_schema_get(struct store *st, const char *slug, int64_t version,
+sq_schema_get(struct store *st, const char *slug, int64_t version,
     struct schema_version *v, struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_VERSION_GET, e);
@@ -379,7 +379,7 @@ store_schema_get(struct store *st, const char *slug, int64_t version,
 }
 
 int
-store_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
+sq_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
     struct schema_version *v, int *matched, struct error *e)
 {
 	sqlite3_stmt	*stmt;
@@ -389,7 +389,7 @@ store_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
 
 	*matched = 0;
 	snprintf(key, sizeof(key), "%lld/%s", (long long)app_id, fingerprint);
-	if (store_kept_get(st, KEPT_MATCH, key, v))
+	if (kept_get(st->kept, KEPT_MATCH, key, v))
 		return *matched = 1;
 	if ((stmt = store_stmt(st, STMT_VERSION_MATCH, e)) == NULL)
 		return -1;
@@ -397,7 +397,7 @@ store_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
 	sqlite3_bind_text(stmt, 2, fingerprint, -1, SQLITE_STATIC);
 	if ((rc = version_lookup(st, stmt, v, e)) != 0) {
 		if ((*matched = rc == 1))
-			store_kept_put(st, KEPT_MATCH, key, v);
+			kept_put(st->kept, KEPT_MATCH, key, v);
 		return rc;
 	}
 	if ((stmt = store_stmt(st, STMT_VERSION_MATCHED, e)) == NULL)
@@ -410,7 +410,7 @@ store_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
 }
 
 int
-store_schema_each(struct store *st, const char *slug,
+sq_schema_each(struct store *st, const char *slug,
     void (*fn)(const struct schema_version *, void *), void *arg,
     struct error *e)
 {
@@ -447,7 +447,7 @@ bind_grant(sqlite3_stmt *stmt, int64_t app_id, int64_t schema_id,
 }
 
 int
-store_grant(struct store *st, int64_t app_id, int64_t schema_id,
+sq_grant(struct store *st, int64_t app_id, int64_t schema_id,
     int64_t version, struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_GRANT, e);
@@ -460,7 +460,7 @@ store_grant(struct store *st, int64_t app_id, int64_t schema_id,
 }
 
 int
-store_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
+sq_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
     int64_t version, struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_UNGRANT, e);
@@ -472,7 +472,7 @@ store_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
 }
 
 int
-store_grant_allows(struct store *st, int64_t app_id, int64_t schema_id,
+sq_grant_allows(struct store *st, int64_t app_id, int64_t schema_id,
     int64_t version, struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_GRANT_ALLOWS, e);
@@ -515,7 +515,7 @@ read_template(sqlite3_stmt *stmt, struct template_version *v,
 }
 
 int
-store_template_publish(struct store *st, struct template_version *v,
+sq_template_publish(struct store *st, struct template_version *v,
     struct error *e)
 {
 	sqlite3_stmt	*stmt;
@@ -537,7 +537,7 @@ store_template_publish(struct store *st, struct template_version *v,
 }
 
 int
-store_template_get(struct store *st, const char *slug, int64_t version,
+sq_template_get(struct store *st, const char *slug, int64_t version,
     struct template_version *v, struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_TEMPLATE_GET, e);
@@ -557,7 +557,7 @@ store_template_get(struct store *st, const char *slug, int64_t version,
 }
 
 int
-store_template_each(struct store *st,
+sq_template_each(struct store *st,
     void (*fn)(const struct template_version *, void *), void *arg,
     struct error *e)
 {

@@ -1,22 +1,12 @@
-/* store_kept.c: the catalog rows a worker keeps between requests.
- *
- * An evaluation looks up its key, its application, the schema version
- * its questions match and that version's backend: rows that change only
- * when an administrator changes them.  Each worker keeps the ones it has
- * read, and uses them while the catalog's generation is the one they
- * were read at.  Triggers on every catalog table bump the generation
- * (sql/migrate-3.sql), whoever writes: the console, /admin/v1, or
- * sqlite3 by hand.  A request reads the generation as the first
- * statement of its read snapshot (store_read_begin); the rows are used
- * only inside that snapshot, so a row it gives is one the snapshot would
- * have read.  Only rows that were found are kept. */
+/* kept.c: the catalog rows a worker keeps between requests, for either
+ * storage engine (see kept.h). */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "kept.h"
 #include "xalloc.h"
 
 #define KEPT_SLOTS	32	/* per kind: direct-mapped on the key */
@@ -71,48 +61,40 @@ flush(struct kept *m)
 	m->generation = -1;
 }
 
-void
-store_kept_check(struct store *st)
+struct kept *
+kept_new(void)
 {
-	struct error	 e = { 0 };
-	sqlite3_stmt	*stmt;
-	int64_t		 n;
+	struct kept *m = xmalloc(sizeof(*m));
 
-	if (st->kept == NULL) {
-		st->kept = xmalloc(sizeof(*st->kept));
-		memset(st->kept, 0, sizeof(*st->kept));
-		st->kept->generation = -1;
-	}
-	st->kept->valid = 0;
-	if ((stmt = store_stmt(st, STMT_GENERATION, &e)) == NULL) {
-		error_clear(&e);
-		return;
-	}
-	if (sqlite3_step(stmt) == SQLITE_ROW) {
-		n = sqlite3_column_int64(stmt, 0);
-		if (n != st->kept->generation)
-			flush(st->kept);
-		st->kept->generation = n;
-		st->kept->valid = 1;
-	}
-	sqlite3_reset(stmt);
+	memset(m, 0, sizeof(*m));
+	m->generation = -1;
+	return m;
 }
 
 void
-store_kept_end(struct store *st)
+kept_begin(struct kept *m, int64_t generation)
 {
-	if (st->kept != NULL)
-		st->kept->valid = 0;
+	m->valid = generation >= 0;
+	if (generation < 0 || generation == m->generation)
+		return;
+	flush(m);
+	m->generation = generation;
 }
 
 void
-store_kept_free(struct store *st)
+kept_end(struct kept *m)
 {
-	if (st->kept == NULL)
+	if (m != NULL)
+		m->valid = 0;
+}
+
+void
+kept_free(struct kept *m)
+{
+	if (m == NULL)
 		return;
-	flush(st->kept);
-	free(st->kept);
-	st->kept = NULL;
+	flush(m);
+	free(m);
 }
 
 /* FNV-1a of the key, for its slot. */
@@ -127,11 +109,9 @@ slot(const char *key)
 }
 
 int
-store_kept_get(struct store *st, enum kept_kind k, const char *key,
-    void *out)
+kept_get(struct kept *m, enum kept_kind k, const char *key, void *out)
 {
-	struct kept	*m = st->kept;
-	size_t		 i = slot(key);
+	size_t i = slot(key);
 
 	if (m == NULL || !m->valid || m->slots[k][i].row == NULL ||
 	    strcmp(m->slots[k][i].key, key) != 0)
@@ -143,10 +123,8 @@ store_kept_get(struct store *st, enum kept_kind k, const char *key,
 }
 
 void
-store_kept_put(struct store *st, enum kept_kind k, const char *key,
-    const void *row)
+kept_put(struct kept *m, enum kept_kind k, const char *key, const void *row)
 {
-	struct kept	*m = st->kept;
 	size_t		 i = slot(key);
 	void		*copy;
 

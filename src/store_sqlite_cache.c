@@ -4,10 +4,10 @@
 #include "config.h"
 
 #include "log.h"
-#include "store_internal.h"
+#include "store_sqlite.h"
 
 int64_t
-store_cooldown_until(struct store *st, const char *url)
+sq_cooldown_until(struct store *st, const char *url)
 {
 	struct error	 e = { 0 };
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_COOLDOWN_GET, &e);
@@ -30,7 +30,7 @@ store_cooldown_until(struct store *st, const char *url)
 
 /* until_ms <= 0 removes the row: the replica is well again. */
 void
-store_cooldown_set(struct store *st, const char *url, int64_t until_ms)
+sq_cooldown_set(struct store *st, const char *url, int64_t until_ms)
 {
 	struct error	 e = { 0 };
 	sqlite3_stmt	*stmt;

@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "store_sqlite.h"
 
 int
-store_decision_page(struct store *st, const struct decision_range *q,
+sq_decision_page(struct store *st, const struct decision_range *q,
     int limit, void (*fn)(const char *id, int64_t created_at_ms, void *),
     void *arg, struct error *e)
 {

@@ -3,12 +3,12 @@
  * (database). */
 #include "config.h"
 
-#include "store_internal.h"
+#include "store_sqlite.h"
 
 /* The arrival time, and the day's units: the larger of the cache's
  * running total and the database's counter (store.h). */
 int
-store_admission_read(struct store *st, int64_t app_id, const char *day,
+sq_admission_read(struct store *st, int64_t app_id, const char *day,
     int64_t *tat_ms, int64_t *tat_rate, int64_t *tat_at_ms, int64_t *used,
     struct error *e)
 {
@@ -30,7 +30,7 @@ store_admission_read(struct store *st, int64_t app_id, const char *day,
 }
 
 int
-store_admission_write(struct store *st, int64_t app_id, const char *day,
+sq_admission_write(struct store *st, int64_t app_id, const char *day,
     int64_t tat_ms, int64_t rate, int64_t at_ms, int64_t used,
     struct error *e)
 {
@@ -64,7 +64,7 @@ store_quota_add(struct store *st, int64_t app_id, const char *day,
 }
 
 int
-store_quota_charge(struct store *st, int64_t app_id, const char *day,
+sq_quota_charge(struct store *st, int64_t app_id, const char *day,
     int64_t units, struct error *e)
 {
 	if (units <= 0)
@@ -80,7 +80,7 @@ store_quota_charge(struct store *st, int64_t app_id, const char *day,
 }
 
 int
-store_quota_used(struct store *st, int64_t app_id, const char *day,
+sq_quota_used(struct store *st, int64_t app_id, const char *day,
     int64_t *used, struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_USED_GET, e);

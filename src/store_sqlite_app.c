@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store_internal.h"
+#include "store_sqlite.h"
 
 static void
 read_app(sqlite3_stmt *stmt, struct app *a)
@@ -28,7 +28,7 @@ read_app_v(sqlite3_stmt *stmt, void *out)
 }
 
 int
-store_app_insert(struct store *st, struct app *a, struct error *e)
+sq_app_insert(struct store *st, struct app *a, struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_APP_INSERT, e);
 	int		 rc;
@@ -53,7 +53,7 @@ store_app_insert(struct store *st, struct app *a, struct error *e)
 }
 
 int
-store_app_update(struct store *st, const struct app *a, struct error *e)
+sq_app_update(struct store *st, const struct app *a, struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_APP_UPDATE, e);
 
@@ -71,7 +71,7 @@ store_app_update(struct store *st, const struct app *a, struct error *e)
 }
 
 int
-store_app_by_name(struct store *st, const char *name, struct app *a,
+sq_app_by_name(struct store *st, const char *name, struct app *a,
     struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_APP_BY_NAME, e);
@@ -83,7 +83,7 @@ store_app_by_name(struct store *st, const char *name, struct app *a,
 }
 
 int
-store_app_by_id(struct store *st, int64_t id, struct app *a,
+sq_app_by_id(struct store *st, int64_t id, struct app *a,
     struct error *e)
 {
 	sqlite3_stmt	*stmt;
@@ -91,19 +91,19 @@ store_app_by_id(struct store *st, int64_t id, struct app *a,
 	int		 rc;
 
 	snprintf(key, sizeof(key), "%lld", (long long)id);
-	if (store_kept_get(st, KEPT_APP, key, a))
+	if (kept_get(st->kept, KEPT_APP, key, a))
 		return 1;
 	if ((stmt = store_stmt(st, STMT_APP_BY_ID, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
 	if ((rc = store_lookup(st, stmt, e, "application", read_app_v,
 	    a)) == 1)
-		store_kept_put(st, KEPT_APP, key, a);
+		kept_put(st->kept, KEPT_APP, key, a);
 	return rc;
 }
 
 int
-store_app_each(struct store *st, void (*fn)(const struct app *, void *),
+sq_app_each(struct store *st, void (*fn)(const struct app *, void *),
     void *arg, struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_APP_ALL, e);
@@ -139,7 +139,7 @@ read_key(sqlite3_stmt *stmt, void *out)
 }
 
 int
-store_key_insert(struct store *st, const struct key_row *k, struct error *e)
+sq_key_insert(struct store *st, const struct key_row *k, struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_KEY_INSERT, e);
 
@@ -157,7 +157,7 @@ store_key_insert(struct store *st, const struct key_row *k, struct error *e)
 }
 
 int
-store_key_set_check(struct store *st, const char *prefix,
+sq_key_set_check(struct store *st, const char *prefix,
     const unsigned char check[32], struct error *e)
 {
 	sqlite3_stmt *stmt;
@@ -177,24 +177,24 @@ fail:
 }
 
 int
-store_key_by_prefix(struct store *st, const char *prefix, struct key_row *k,
+sq_key_by_prefix(struct store *st, const char *prefix, struct key_row *k,
     struct error *e)
 {
 	sqlite3_stmt	*stmt;
 	int		 rc;
 
-	if (store_kept_get(st, KEPT_KEY, prefix, k))
+	if (kept_get(st->kept, KEPT_KEY, prefix, k))
 		return 1;
 	if ((stmt = store_stmt(st, STMT_KEY_BY_PREFIX, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
 	if ((rc = store_lookup(st, stmt, e, "key", read_key, k)) == 1)
-		store_kept_put(st, KEPT_KEY, prefix, k);
+		kept_put(st->kept, KEPT_KEY, prefix, k);
 	return rc;
 }
 
 int
-store_key_revoke(struct store *st, const char *prefix, int64_t now,
+sq_key_revoke(struct store *st, const char *prefix, int64_t now,
     struct error *e)
 {
 	sqlite3_stmt *stmt = store_stmt(st, STMT_KEY_REVOKE, e);
@@ -209,7 +209,7 @@ store_key_revoke(struct store *st, const char *prefix, int64_t now,
 }
 
 int
-store_key_each(struct store *st, int64_t app_id,
+sq_key_each(struct store *st, int64_t app_id,
     void (*fn)(const struct key_row *, const char *, void *), void *arg,
     struct error *e)
 {
@@ -229,7 +229,7 @@ store_key_each(struct store *st, int64_t app_id,
 }
 
 int
-store_memo_has(struct store *st, const unsigned char mac[32],
+sq_memo_has(struct store *st, const unsigned char mac[32],
     const char *prefix)
 {
 	struct error	 e = { 0 };
@@ -247,7 +247,7 @@ store_memo_has(struct store *st, const unsigned char mac[32],
 }
 
 void
-store_memo_put(struct store *st, const unsigned char mac[32],
+sq_memo_put(struct store *st, const unsigned char mac[32],
     const char *prefix, int64_t now_ms)
 {
 	struct error	 e = { 0 };

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "store_internal.h"
+#include "store_sqlite.h"
 
 static const char *
 col(sqlite3_stmt *stmt, int i)
@@ -17,7 +17,7 @@ col(sqlite3_stmt *stmt, int i)
 }
 
 int
-store_calibration_each(struct store *st, int64_t schema_id, int64_t version,
+sq_calibration_each(struct store *st, int64_t schema_id, int64_t version,
     const char *question, int64_t since_ms,
     int (*fn)(const struct calibration_row *, void *, struct error *),
     void *arg, struct error *e)

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "settings.h"
-#include "store_internal.h"
+#include "store_sqlite.h"
 
 #define BACKUP_STEP_PAGES 1024	/* pages copied per backup step */
 

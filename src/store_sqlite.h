@@ -1,13 +1,15 @@
-/* store_internal.h: what the store*.c files share, and nobody else:
- * the connection, the statements by name, the helpers around them. */
-#ifndef EVALGATE_STORE_INTERNAL_H
-#define EVALGATE_STORE_INTERNAL_H
+/* store_sqlite.h: what the SQLite engine's files (store_sqlite*.c)
+ * share, and nobody else: the connection, the statements by name, the
+ * helpers around them. */
+#ifndef EVALGATE_STORE_SQLITE_H
+#define EVALGATE_STORE_SQLITE_H
 
 #include <sys/types.h>
 
 #include <sqlite3.h>
 
-#include "store.h"
+#include "kept.h"
+#include "store_engine.h"
 
 /* The .sql files, compiled in (Makefile.am: src/sql_files.c). */
 extern const char schema_sql[];		/* schema.sql: every table */
@@ -36,7 +38,6 @@ extern const char migrate_6_sql[];	/* sql/migrate-6.sql */
 #define STORE_RETAIN_MS	2000		/* after so many requests or ms */
 #define STORE_RETAIN_WAIT_MS 50		/* it waits for a lock, then gives up */
 
-struct kept;
 
 /* Every statement the store runs, by name; the texts are the table
  * store_sql[] in store_sql.c, and a connection keeps each one prepared
@@ -99,7 +100,7 @@ enum stmt {
 	STMT_TEMPLATE_INSERT,
 	STMT_TEMPLATE_GET,
 	STMT_TEMPLATE_ALL,
-	/* The catalog's generation (store_kept.c). */
+	/* The catalog's generation (kept.h). */
 	STMT_GENERATION,
 	/* Decisions, answers, outcomes (store_decision*.c), calibration
 	 * (store_calibration.c). */
@@ -141,8 +142,13 @@ enum stmt {
 };
 extern const char *const store_sql[STMT__MAX];	/* static texts */
 
+/* A connection of the SQLite engine (store_engine.h: each engine has
+ * its own struct store). */
 struct store {
+	const struct store_engine *engine;	/* first: &store_sqlite_engine */
 	const struct settings *settings;	/* borrowed, process-wide */
+	int		 cache_only;	/* the cache alone, for another engine:
+					 * store_sqlite_open_cache() */
 	sqlite3		*db;		/* owned; cache attached as "cache";
 					 * NULL while it cannot be opened */
 	int		 stale;		/* reopen before the next request */
@@ -163,7 +169,7 @@ struct store {
 					 * the file (by in_tx: TX_DATABASE,
 					 * TX_CACHE) */
 	int64_t		 queued_since_us;	/* began waiting in it; 0 */
-	struct kept	*kept;		/* owned: store_kept.c */
+	struct kept	*kept;		/* owned: kept.c */
 	/* Checkpoints, per file (0 main, 1 cache): the WAL hook notes one
 	 * is due, store_idle() runs it once the answer has gone. */
 	struct {
@@ -216,21 +222,132 @@ void		 store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v);
  * unparsable text is corruption: ERR_INTERNAL naming what.  0 or -1. */
 int		 stored_json(const char *text, json_object **out,
 		    const char *what, struct error *e);
-/* The catalog rows a worker keeps (store_kept.c), by kind and key. */
-enum kept_kind { KEPT_KEY, KEPT_APP, KEPT_MATCH, KEPT_BACKEND, KEPT__MAX };
-#define KEPT_KEY_MAX	96
-/* At the start of a read snapshot: reads the catalog's generation, drops
- * the rows of an older one, and allows them until store_kept_end(). */
-void		 store_kept_check(struct store *st);
-void		 store_kept_end(struct store *st);
-void		 store_kept_free(struct store *st);
-/* 1 with the row kept under key copied into out (sharing what it owns
- * by reference), or 0: not kept, or not inside a checked snapshot. */
-int		 store_kept_get(struct store *st, enum kept_kind k,
-		    const char *key, void *out);
-/* Keeps a copy of row under key, inside a checked snapshot only. */
-void		 store_kept_put(struct store *st, enum kept_kind k,
-		    const char *key, const void *row);
+/* The SQLite engine's implementation of each member of struct
+ * store_engine (store_engine.h), named after it; store_sqlite.c's
+ * table store_sqlite_engine names them. */
+/* store_sqlite.c */
+int	 sq_init(const struct settings *s, struct error *e);
+struct store	*sq_open(const struct settings *s, struct error *e);
+struct store	*sq_open_lazy(const struct settings *s);
+void	 sq_maintain(struct store *st);
+void	 sq_idle(struct store *st);
+void	 sq_close(struct store *st);
+void	 sq_ready(struct store *st, int *db_ok, int *cache_ok);
+int	 sq_begin(struct store *st, struct error *e);
+void	 sq_read_begin(struct store *st);
+void	 sq_read_end(struct store *st);
+int	 sq_begin_counters(struct store *st, struct error *e);
+int	 sq_commit(struct store *st, struct error *e);
+void	 sq_rollback(struct store *st);
+int	 sq_audit(struct store *st, const char *actor, const char *action,
+	    const char *target, json_object *details, struct error *e);
+
+/* store_sqlite_app.c */
+int	 sq_app_insert(struct store *st, struct app *a, struct error *e);
+int	 sq_app_update(struct store *st, const struct app *a, struct error *e);
+int	 sq_app_by_name(struct store *st, const char *name, struct app *a,
+	    struct error *e);
+int	 sq_app_by_id(struct store *st, int64_t id, struct app *a,
+	    struct error *e);
+int	 sq_app_each(struct store *st, void (*fn)(const struct app *, void *),
+	    void *arg, struct error *e);
+int	 sq_key_insert(struct store *st, const struct key_row *k,
+	    struct error *e);
+int	 sq_key_by_prefix(struct store *st, const char *prefix,
+	    struct key_row *k, struct error *e);
+int	 sq_key_revoke(struct store *st, const char *prefix, int64_t now,
+	    struct error *e);
+int	 sq_key_set_check(struct store *st, const char *prefix,
+	    const unsigned char check[32], struct error *e);
+int	 sq_key_each(struct store *st, int64_t app_id,
+	    void (*fn)(const struct key_row *, const char *app, void *),
+	    void *arg, struct error *e);
+int	 sq_memo_has(struct store *st, const unsigned char mac[32],
+	    const char *prefix);
+void	 sq_memo_put(struct store *st, const unsigned char mac[32],
+	    const char *prefix, int64_t now_ms);
+
+/* store_sqlite_catalog.c */
+int	 sq_backend_insert(struct store *st, struct backend *b,
+	    struct error *e);
+int	 sq_backend_set_enabled(struct store *st, const char *name, int enabled,
+	    struct error *e);
+int	 sq_backend_update(struct store *st, const struct backend *b,
+	    struct error *e);
+int	 sq_backend_by_name(struct store *st, const char *name,
+	    struct backend *b, struct error *e);
+int	 sq_backend_by_id(struct store *st, int64_t id, struct backend *b,
+	    struct error *e);
+int	 sq_backend_each(struct store *st, int enabled_only,
+	    void (*fn)(const struct backend *, void *), void *arg,
+	    struct error *e);
+int	 sq_schema_publish(struct store *st, struct schema_version *v,
+	    struct error *e);
+int	 sq_schema_get(struct store *st, const char *slug, int64_t version,
+	    struct schema_version *v, struct error *e);
+int	 sq_schema_match(struct store *st, int64_t app_id,
+	    const char *fingerprint, struct schema_version *v, int *matched,
+	    struct error *e);
+int	 sq_schema_each(struct store *st, const char *slug,
+	    void (*fn)(const struct schema_version *, void *), void *arg,
+	    struct error *e);
+int	 sq_grant(struct store *st, int64_t app_id, int64_t schema_id,
+	    int64_t version, struct error *e);
+int	 sq_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
+	    int64_t version, struct error *e);
+int	 sq_grant_allows(struct store *st, int64_t app_id, int64_t schema_id,
+	    int64_t version, struct error *e);
+int	 sq_template_publish(struct store *st, struct template_version *v,
+	    struct error *e);
+int	 sq_template_get(struct store *st, const char *slug, int64_t version,
+	    struct template_version *v, struct error *e);
+int	 sq_template_each(struct store *st,
+	    void (*fn)(const struct template_version *, void *), void *arg,
+	    struct error *e);
+
+/* store_sqlite_cache.c */
+int64_t	 sq_cooldown_until(struct store *st, const char *url);
+void	 sq_cooldown_set(struct store *st, const char *url, int64_t until_ms);
+
+/* store_sqlite_decision.c */
+int	 sq_decision_insert(struct store *st, const struct decision *d,
+	    json_object *questions, json_object *answers, json_object *dists,
+	    struct error *e);
+int	 sq_decision_get(struct store *st, const char *id, int64_t app_id,
+	    struct decision_row *d, struct error *e);
+int	 sq_outcome_record(struct store *st, const char *id, json_object
+	    *values,
+	    const char *source, int64_t now_ms, struct error *e);
+
+/* store_sqlite_decision_list.c */
+int	 sq_decision_page(struct store *st, const struct decision_range *q,
+	    int limit, void (*fn)(const char *id, int64_t created_at_ms, void
+	    *),
+	    void *arg, struct error *e);
+
+/* store_sqlite_calibration.c */
+int	 sq_calibration_each(struct store *st, int64_t schema_id,
+	    int64_t version, const char *question, int64_t since_ms,
+	    int (*fn)(const struct calibration_row *, void *, struct error *),
+	    void *arg, struct error *e);
+
+/* store_sqlite_quota.c */
+int	 sq_admission_read(struct store *st, int64_t app_id, const char *day,
+	    int64_t *tat_ms, int64_t *tat_rate, int64_t *tat_at_ms,
+	    int64_t *used, struct error *e);
+int	 sq_admission_write(struct store *st, int64_t app_id, const char *day,
+	    int64_t tat_ms, int64_t rate, int64_t at_ms, int64_t used,
+	    struct error *e);
+int	 sq_quota_used(struct store *st, int64_t app_id, const char *day,
+	    int64_t *used, struct error *e);
+int	 sq_quota_charge(struct store *st, int64_t app_id, const char *day,
+	    int64_t units, struct error *e);
+
+/* store_sqlite_retention.c */
+int	 sq_prune_step(struct store *st, struct prune_range *q, int64_t
+	    *deleted,
+	    struct error *e);
+int	 sq_vacuum(struct store *st, int max_steps, struct error *e);
 
 /* Takes the database open on db (of the file at path, for messages)
  * to this program's schema version in one transaction: store_init()'s

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "json_util.h"
-#include "store_internal.h"
+#include "store_sqlite.h"
 #include "xalloc.h"
 
 static const char *
@@ -72,7 +72,7 @@ insert_answers(struct store *st, const struct decision *d,
 }
 
 int
-store_decision_insert(struct store *st, const struct decision *d,
+sq_decision_insert(struct store *st, const struct decision *d,
     json_object *questions, json_object *answers, json_object *dists,
     struct error *e)
 {
@@ -169,7 +169,7 @@ read_rows(struct store *st, enum stmt id, struct decision_row *d,
 }
 
 int
-store_decision_get(struct store *st, const char *id, int64_t app_id,
+sq_decision_get(struct store *st, const char *id, int64_t app_id,
     struct decision_row *d, struct error *e)
 {
 	sqlite3_stmt	*stmt = store_stmt(st, STMT_DECISION_GET, e);
@@ -245,7 +245,7 @@ record_one(struct store *st, const char *id, const char *question,
 }
 
 int
-store_outcome_record(struct store *st, const char *id, json_object *values,
+sq_outcome_record(struct store *st, const char *id, json_object *values,
     const char *source, int64_t now_ms, struct error *e)
 {
 	if (store_begin(st, e) == -1)

@@ -16,14 +16,14 @@
 
 #include "clock.h"
 #include "settings.h"
-#include "store_internal.h"
+#include "store_sqlite.h"
 
 #define DAY_MS		86400000LL
 /* SQLite's unix VFS: every connection holds a read lock on this byte of
  * the WAL index (the -shm file) for as long as it is open. */
 
 int
-store_prune_step(struct store *st, struct prune_range *q, int64_t *deleted,
+sq_prune_step(struct store *st, struct prune_range *q, int64_t *deleted,
     struct error *e)
 {
 	static const enum stmt del[] = { STMT_PRUNE_OUTCOMES,
@@ -104,7 +104,7 @@ vacuum_step(struct store *st, struct error *e)
 }
 
 int
-store_vacuum(struct store *st, int max_steps, struct error *e)
+sq_vacuum(struct store *st, int max_steps, struct error *e)
 {
 	int i, rc = 1;
 

@@ -8,7 +8,7 @@
  * the store formats itself, are built in store.c. */
 #include "config.h"
 
-#include "store_internal.h"
+#include "store_sqlite.h"
 
 #define APP_COLS "id, name, log_state, is_admin, rate_per_minute," \
 	" daily_quota, created_at, retention_days"

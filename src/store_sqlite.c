@@ -1,0 +1,1027 @@
+/* store.c: connections, migrations, the prepared statements and the
+ * transaction helpers every store_*.c file uses.  The SQL is elsewhere:
+ * the tables in schema.sql and sql/, the statements in store_sql.c. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "metrics.h"
+#include "settings.h"
+#include "shm.h"
+#include "store_sqlite.h"
+#include "xalloc.h"
+
+/* migrations[i] takes a database from user_version i to i + 1: step 1
+ * is schema.sql, step N is sql/migrate-N.sql.  A new database runs them
+ * all, starting from schema.sql, which holds every table; later steps
+ * are written to be no-ops where it has them. */
+static const char *const migrations[] = {
+	schema_sql,
+	migrate_2_sql,		/* the index calibration reads by */
+	migrate_3_sql,		/* the catalog generation and its triggers */
+	migrate_4_sql,		/* keys' keyed hash, backends' in-flight cap */
+	migrate_5_sql,		/* openai options, answers' label mass */
+	migrate_6_sql,		/* retention: per application, indexes */
+};
+#define SCHEMA_VERSION (int)(sizeof(migrations) / sizeof(migrations[0]))
+
+/* Set while store_maintain() tries again what failed and was logged. */
+static int quiet;
+
+static int
+fail_db(sqlite3 *db, struct error *e, const char *what)
+{
+	int		 rc = db ? sqlite3_extended_errcode(db) : SQLITE_CANTOPEN;
+	const char	*msg = db ? sqlite3_errmsg(db) : "cannot open";
+
+	if (!quiet)
+		log_warn("database: %s: %s (%d)", what, msg, rc);
+	if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+		metrics_db_busy();
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+	case SQLITE_FULL:
+	case SQLITE_READONLY:
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN:
+	case SQLITE_NOMEM:
+	case SQLITE_PERM:
+		error_set(e, ERR_UNAVAILABLE, NULL,
+		    "the database is not available (%s); try again", msg);
+		e->retry_after_ms = 1000;
+		return -1;
+	default:
+		return error_set(e, ERR_INTERNAL, NULL, "database error");
+	}
+}
+
+int
+store_fail(struct store *st, struct error *e, const char *what)
+{
+	/* A connection that cannot write or read its files any more (the
+	 * file system turned read-only, the file was replaced) is opened
+	 * anew before the next request: store_maintain(). */
+	switch (sqlite3_extended_errcode(st->db) & 0xff) {
+	case SQLITE_READONLY:
+	case SQLITE_CANTOPEN:
+	case SQLITE_IOERR:
+		st->stale = 1;
+		break;
+	case SQLITE_FULL:	/* readiness reports it for a while */
+		shm_mark(shm_host(), st->in_tx == TX_CACHE ?
+		    SHM_MARK_CACHE_FULL : SHM_MARK_DB_FULL, clock_now_ms());
+		break;
+	}
+	return fail_db(st->db, e, what);
+}
+
+static int
+exec(sqlite3 *db, const char *sql, struct error *e, const char *what)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return fail_db(db, e, what);
+	return 0;
+}
+
+/* exec() for a file that several workers may be creating at once (a
+ * deleted cache): turning a new file to WAL needs it to themselves, and
+ * SQLite answers busy at once instead of calling the busy handler.
+ * Every statement is idempotent, so the whole is run again. */
+static int
+exec_patiently(sqlite3 *db, const char *sql, struct error *e,
+    const char *what)
+{
+	int64_t	give_up = clock_mono_us() + STORE_BUSY_TIMEOUT_MS * 1000;
+	int	rc;
+
+	while ((rc = sqlite3_exec(db, sql, NULL, NULL, NULL)) != SQLITE_OK &&
+	    (rc & 0xff) == SQLITE_BUSY && clock_mono_us() < give_up)
+		usleep(1000);
+	return rc == SQLITE_OK ? 0 : fail_db(db, e, what);
+}
+
+static int
+pragmas(sqlite3 *db, struct error *e)
+{
+	char sql[256];
+
+	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
+	/* synchronous=NORMAL whatever SERVICE_DB_SYNC says: with full,
+	 * store_commit() syncs after COMMIT (see sync_committed).
+	 * journal_size_limit: a WAL that grew while a long reader held an
+	 * old snapshot is cut back once a checkpoint has emptied it.  No
+	 * mmap_size: the pages an evaluation rereads after the other
+	 * worker's commit are mostly in the WAL, which SQLite never maps;
+	 * measured again with 256 MiB (issue 24), it saved one pread in
+	 * eight, remapped the growing file (mmap and munmap once every two
+	 * evaluations) and served 10-20% fewer requests (bench/RESULTS.md). */
+	snprintf(sql, sizeof(sql),
+	    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+	    " PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=%d;",
+	    STORE_WAL_LIMIT);
+	return exec(db, sql, e, "pragmas");
+}
+
+/* The cache is attached with its own journal and no fsync: it may be
+ * lost without harm. */
+/* Columns a cache file made by an older version lacks: added where
+ * missing (CREATE TABLE IF NOT EXISTS keeps an old table as it was). */
+static const struct {
+	const char	*probe;		/* fails without the column */
+	const char	*add;
+} cache_added[] = {
+	{ "SELECT rate FROM cache.admission",
+	  "ALTER TABLE cache.admission ADD COLUMN rate INTEGER NOT NULL"
+	  " DEFAULT 0" },
+	{ "SELECT at_ms FROM cache.admission",
+	  "ALTER TABLE cache.admission ADD COLUMN at_ms INTEGER NOT NULL"
+	  " DEFAULT 0" },
+};
+
+static int
+has_column(sqlite3 *db, const char *probe)
+{
+	sqlite3_stmt	*stmt = NULL;
+	int		 rc = sqlite3_prepare_v2(db, probe, -1, &stmt, NULL);
+
+	sqlite3_finalize(stmt);
+	return rc == SQLITE_OK;
+}
+
+static int
+cache_columns(sqlite3 *db, struct error *e)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cache_added) / sizeof(cache_added[0]); i++)
+		if (!has_column(db, cache_added[i].probe) &&
+		    exec_patiently(db, cache_added[i].add, e,
+		    "cache column") == -1 && !has_column(db,
+		    cache_added[i].probe))	/* another process added it */
+			return -1;
+	return 0;
+}
+
+/* Creates path empty, mode 0666 less the umask (0600, or 0660 for
+ * SERVICE_GROUP_WRITABLE=1), if it is not there: SQLite would make it
+ * 0644 less the umask, which no group member can write, and gives its
+ * -wal and -shm files the database file's mode.  A failure is SQLite's
+ * to report when it opens the file. */
+static void
+precreate(const char *path)
+{
+	int fd;
+
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666)) != -1)
+		close(fd);
+}
+
+/* Opens the cache file, creating it if it was deleted.  A cache deleted
+ * without its -wal and -shm leaves them behind, and SQLite would read
+ * the old WAL into the new file: they are removed first.  All of it
+ * under a lock on the directory, so that no process removes the WAL of
+ * a file another one has just made.  An SQLite result code. */
+static int
+create_cache(const char *path, sqlite3 **db)
+{
+	char		 dir[4096], side[4096 + 8];
+	const char	*slash = strrchr(path, '/');
+	struct stat	 sb;
+	int		 fd, rc;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash == NULL ? 1 : slash == path ?
+	    1 : (int)(slash - path), slash == NULL ? "." : path);
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1)
+		flock(fd, LOCK_EX);
+	if (stat(path, &sb) == -1 && errno == ENOENT) {
+		snprintf(side, sizeof(side), "%s-wal", path);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", path);
+		unlink(side);
+	}
+	precreate(path);
+	rc = sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, NULL);
+	if (fd != -1)
+		close(fd);		/* and the lock with it */
+	return rc;
+}
+
+static int
+attach_cache(sqlite3 *db, const struct settings *s, struct error *e)
+{
+	sqlite3		*created;
+	sqlite3_stmt	*stmt;
+	char		 sql[160];
+	int		 rc, one = 1, queued;
+
+	/* ATTACH opens with the main connection's flags, which lack
+	 * SQLITE_OPEN_CREATE: a deleted cache is created (empty) first. */
+	if (create_cache(s->cache_path, &created) != SQLITE_OK) {
+		rc = fail_db(created, e, "create cache");
+		sqlite3_close(created);
+		return rc;
+	}
+	sqlite3_close(created);
+	if (sqlite3_prepare_v2(db, store_sql[STMT_ATTACH_CACHE], -1, &stmt,
+	    NULL) != SQLITE_OK)
+		return fail_db(db, e, "attach cache");
+	sqlite3_bind_text(stmt, 1, s->cache_path, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return fail_db(db, e, "attach cache");
+	snprintf(sql, sizeof(sql), "PRAGMA cache.journal_mode=WAL;"
+	    " PRAGMA cache.synchronous=OFF; PRAGMA cache.journal_size_limit=%d;",
+	    STORE_WAL_LIMIT);
+	/* Every worker of the host may be starting at once: they set the
+	 * cache up one after another, in the cache's write-lock queue. */
+	queued = shm_queue_enter(shm_host(), SHM_QUEUE_CACHE,
+	    STORE_QUEUE_WAIT_MS) == 1;
+	rc = exec_patiently(db, sql, e, "cache pragmas") == -1 ||
+	    exec_patiently(db, cache_sql, e, "cache tables") == -1 ||
+	    cache_columns(db, e) == -1 ? -1 : 0;
+	if (queued)
+		shm_queue_leave(shm_host(), SHM_QUEUE_CACHE);
+	/* A connection closing last deletes its WAL by name: one still on
+	 * a deleted cache would delete the new file's. */
+	sqlite3_file_control(db, "cache", SQLITE_FCNTL_PERSIST_WAL, &one);
+	return rc;
+}
+
+static sqlite3 *
+open_db(const char *path, int flags, struct error *e)
+{
+	sqlite3 *db;
+
+	if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "cannot open %s: %s",
+		    path, db ? sqlite3_errmsg(db) : "out of memory");
+		if (!quiet)
+			log_warn("database: %s", e->message);
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
+static int
+user_version(sqlite3 *db)
+{
+	sqlite3_stmt	*stmt;
+	int		 v = -1;
+
+	if (sqlite3_prepare_v2(db, store_sql[STMT_USER_VERSION], -1, &stmt,
+	    NULL) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
+		v = sqlite3_column_int(stmt, 0);
+	sqlite3_finalize(stmt);
+	return v;
+}
+
+int
+store_migrate(sqlite3 *db, const char *path, struct error *e)
+{
+	char	sql[64];
+	int	v;
+
+	if (exec(db, store_sql[STMT_INIT_BEGIN], e, "begin") == -1)
+		return -1;
+	if ((v = user_version(db)) < 0 || v > SCHEMA_VERSION) {
+		error_set(e, ERR_INTERNAL, NULL, "%s: schema version %d is "
+		    "newer than this program (%d)", path, v, SCHEMA_VERSION);
+		sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL, NULL);
+		return -1;
+	}
+	for (; v < SCHEMA_VERSION; v++)
+		if (exec(db, migrations[v], e, "migrate") == -1) {
+			sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL,
+			    NULL);
+			return -1;
+		}
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
+	if (exec(db, sql, e, "user_version") == -1 ||
+	    exec(db, store_sql[STMT_COMMIT], e, "commit") == -1) {
+		sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_schema_version(void)
+{
+	return SCHEMA_VERSION;
+}
+
+int
+sq_init(const struct settings *s, struct error *e)
+{
+	sqlite3	*db;
+	char	 dir[sizeof(s->db_path)], *slash;
+	int	 rc = -1;
+
+	snprintf(dir, sizeof(dir), "%s", s->db_path);
+	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0777) == -1 && errno != EEXIST)
+			return error_set(e, ERR_UNAVAILABLE, NULL,
+			    "cannot create %s: %s", dir, strerror(errno));
+	}
+	precreate(s->db_path);
+	if ((db = open_db(s->db_path, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, e)) == NULL)
+		return -1;
+	/* A new file gets incremental auto-vacuum, which only counts
+	 * before its first table and before it turns to WAL; an existing
+	 * one keeps its mode (evalgate-admin compact changes it). */
+	if (exec(db, store_sql[STMT_AUTO_VACUUM], e, "auto_vacuum") == -1 ||
+	    pragmas(db, e) == -1 || store_migrate(db, s->db_path, e) == -1)
+		goto out;
+	rc = attach_cache(db, s, e);
+out:
+	sqlite3_close(db);
+	return rc;
+}
+
+/* Waits for a lock in short steps.  SQLite's own handler sleeps up to
+ * 100 ms at a time, far longer than our transactions last, which turns
+ * two workers meeting at a lock into a latency spike.
+ *
+ * A writer that held the host's queue meets SQLite's lock only when a
+ * process outside the queue holds it (an operator's sqlite3, readiness's
+ * probe for a moment).  Its wait counts from when it joined the queue:
+ * writers queued behind a lock held from outside give up together, at
+ * the busy limit, not one busy limit after another; each still waits
+ * STORE_BUSY_GRACE_MS at SQLite's lock. */
+static int
+busy(void *arg, int count)
+{
+	struct store	*st = arg;
+	int64_t		 now = clock_mono_us(), since;
+
+	if (count == 0)
+		st->busy_since_us = now;
+	since = st->queued_since_us != 0 &&
+	    st->queued_since_us < st->busy_since_us ? st->queued_since_us :
+	    st->busy_since_us;
+	if (now - since > st->busy_limit_ms * 1000 &&
+	    now - st->busy_since_us > STORE_BUSY_GRACE_MS * 1000)
+		return 0;
+	/* The holder usually needs microseconds: yield first, then sleep. */
+	if (count < 10)
+		sched_yield();
+	else
+		usleep(count < 40 ? 50 : 500);
+	return 1;
+}
+
+static const char *const ckpt_files[2] = { "main", "cache" };
+
+/* Replaces SQLite's autocheckpoint, which once the WAL holds 1000
+ * frames tries again after every commit: while the other worker reads,
+ * each try copies a few frames and pays two fsyncs, and under steady
+ * load the WAL may still never start over.  Here a checkpoint is due
+ * once per STORE_CKPT_FRAMES new frames, and runs after the answer has
+ * gone (store_idle). */
+static int
+wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	struct store	*st = arg;
+	int		 i = strcmp(name, ckpt_files[0]) != 0;
+
+	(void)db;
+	if (frames < st->ckpt[i].seen)		/* the WAL was restarted */
+		st->ckpt[i].next = 0;
+	st->ckpt[i].seen = frames;
+	if (frames >= STORE_CKPT_FRAMES && frames >= st->ckpt[i].next) {
+		st->ckpt[i].due = 1;
+		st->ckpt[i].next = frames + STORE_CKPT_FRAMES;
+	}
+	return SQLITE_OK;
+}
+
+void
+sq_idle(struct store *st)
+{
+	struct error	e = { 0 };
+	size_t		i;
+
+	if (st->db == NULL)
+		return;
+	for (i = 0; i < 2; i++)
+		if (st->ckpt[i].due) {
+			/* Restart: copies every frame and has the next
+			 * writer start the WAL over, so that it stays near
+			 * STORE_WAL_LIMIT.  It waits for the readers of older
+			 * snapshots, holding off writers meanwhile: readers
+			 * last a request, but an export or a backup may last
+			 * minutes, so the wait is short.  Given up, it has
+			 * still copied what it could; the next try is due
+			 * STORE_CKPT_FRAMES on. */
+			st->busy_limit_ms = STORE_CKPT_WAIT_MS;
+			if (store_queue_enter(st, i == 0 ? TX_DATABASE :
+			    TX_CACHE, &e) == 0) {
+				sqlite3_wal_checkpoint_v2(st->db,
+				    ckpt_files[i], SQLITE_CHECKPOINT_RESTART,
+				    NULL, NULL);
+				store_queue_leave(st, i == 0 ? TX_DATABASE :
+				    TX_CACHE);
+			}
+			error_clear(&e);
+			st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
+			st->ckpt[i].due = 0;
+		}
+	if (!st->cache_only)
+		store_retain(st);
+}
+
+/* Closes the connection and forgets its statements. */
+static void
+disconnect(struct store *st)
+{
+	size_t i;
+
+	for (i = 0; i < STMT__MAX; i++) {
+		sqlite3_finalize(st->stmts[i]);
+		st->stmts[i] = NULL;
+	}
+	kept_free(st->kept);
+	st->kept = NULL;
+	store_queue_leave(st, TX_DATABASE);
+	store_queue_leave(st, TX_CACHE);
+	sqlite3_close(st->db);
+	st->db = NULL;
+	st->in_tx = TX_NONE;
+	st->stale = 0;
+}
+
+/* Opens st's connection: 0, or -1 with e set and st unconnected. */
+static int
+connect_db(struct store *st, struct error *e)
+{
+	const struct settings	*s = st->settings;
+	struct statvfs		 fs;
+	struct stat		 sb;
+	int			 v;
+
+	/* A cache-only connection (store_sqlite_open_cache) has an empty
+	 * database in memory as its main, and the cache attached. */
+	if ((st->db = st->cache_only ? open_db(":memory:",
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, e) :
+	    open_db(s->db_path, SQLITE_OPEN_READWRITE, e)) == NULL)
+		goto fail;
+	if (pragmas(st->db, e) == -1 || attach_cache(st->db, s, e) == -1)
+		goto fail;
+	if (stat(s->cache_path, &sb) == -1)
+		memset(&sb, 0, sizeof(sb));
+	st->cache_file = sb.st_ino;
+	st->cache_dev = sb.st_dev;
+	sqlite3_busy_handler(st->db, busy, st);
+	sqlite3_wal_hook(st->db, wal_hook, st);
+	memset(st->ckpt, 0, sizeof(st->ckpt));
+	if (st->cache_only)
+		return 0;
+	if ((v = user_version(st->db)) != SCHEMA_VERSION) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "%s: schema version %d, "
+		    "want %d: run evalgate-admin init", s->db_path, v,
+		    SCHEMA_VERSION);
+		goto fail;
+	}
+	/* SQLite opens a file it may not write read-only, silently: say
+	 * it once, as every write will be refused. */
+	v = sqlite3_db_readonly(st->db, "main") == 1;
+	if (v && !st->said_ro)
+		log_warn("database: %s is read-only: every write will be "
+		    "refused (503) until it is writable", s->db_path);
+	st->said_ro = v;
+	return 0;
+fail:
+	/* A read-only file system is the likeliest cause of a failure to
+	 * open: name it, for the log and the 503. */
+	st->ro_fs = statvfs(s->db_path, &fs) == 0 && (fs.f_flag & ST_RDONLY);
+	if (st->ro_fs) {
+		v = (int)strlen(e->message);
+		snprintf(e->message + v, sizeof(e->message) - (size_t)v,
+		    " (its file system is read-only)");
+	}
+	if (st->db != NULL)
+		disconnect(st);
+	return -1;
+}
+
+/* An unconnected store. */
+static struct store *
+store_new(const struct settings *s)
+{
+	struct store *st = xmalloc(sizeof(*st));
+
+	memset(st, 0, sizeof(*st));
+	st->engine = &store_sqlite_engine;
+	st->settings = s;
+	st->sync_full = s->db_sync == DB_SYNC_FULL;
+	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
+	return st;
+}
+
+struct store *
+sq_open(const struct settings *s, struct error *e)
+{
+	struct store	*st = store_new(s);
+
+	if (connect_db(st, e) == -1) {
+		store_close(st);
+		return NULL;
+	}
+	return st;
+}
+
+struct store *
+sq_open_lazy(const struct settings *s)
+{
+	struct store *st = store_new(s);
+
+	store_maintain(st);
+	return st;
+}
+
+struct store *
+store_sqlite_open_cache(const struct settings *s)
+{
+	struct store *st = store_new(s);
+
+	st->cache_only = 1;
+	store_maintain(st);
+	return st;
+}
+
+/* Whether the cache file at its path is not the one attached. */
+static int
+cache_moved(const struct store *st)
+{
+	struct stat sb;
+
+	if (stat(st->settings->cache_path, &sb) == -1)
+		return errno == ENOENT;
+	return sb.st_ino != st->cache_file || sb.st_dev != st->cache_dev;
+}
+
+void
+sq_maintain(struct store *st)
+{
+	struct error	 e = { 0 };
+	int64_t		 now = clock_mono_us();
+	int		 rc;
+
+	/* The cache deleted or replaced (an operator may, at any time):
+	 * every worker moves to the new file, or the host's rate windows,
+	 * memo and cool-downs split between the old and the new. */
+	if (st->db != NULL && !st->stale && cache_moved(st)) {
+		log_info("cache: %s was deleted or replaced: reopened",
+		    st->settings->cache_path);
+		st->stale = 1;
+		st->retry_at_us = 0;
+	}
+	/* A connection SQLite could open only read-only stays so: reopen
+	 * it too, in case the file became writable. */
+	if ((st->db != NULL && !st->stale && !st->said_ro) ||
+	    now < st->retry_at_us)
+		return;
+	st->retry_at_us = now + STORE_RETRY_MS * 1000;
+	if (st->db != NULL)
+		disconnect(st);
+	quiet = st->why[0] != '\0';	/* already said */
+	rc = connect_db(st, &e);
+	quiet = 0;
+	if (rc == 0) {
+		if (st->why[0] != '\0')
+			log_info("database: connected again");
+		st->why[0] = '\0';
+	} else {
+		/* The failure is logged when it changes, not every second. */
+		if (strcmp(st->why, e.message) != 0)
+			log_warn("database: unavailable, trying again every"
+			    " %d ms: %s", STORE_RETRY_MS, e.message);
+		snprintf(st->why, sizeof(st->why), "%s", e.message);
+	}
+	error_clear(&e);
+}
+
+void
+sq_close(struct store *st)
+{
+	if (st == NULL)
+		return;
+	disconnect(st);
+	free(st);
+}
+
+/* Whether a decision could be written to the file at path now: it
+ * opens writable, answers a query, and gives its write lock within
+ * STORE_READY_WAIT_MS (then the transaction is rolled back: nothing is
+ * written).  A lock held longer than that is not ready; the wait is
+ * short so that readiness never queues behind writers. */
+static int
+writable(const char *path)
+{
+	sqlite3		*db = NULL;
+	sqlite3_stmt	*stmt = NULL;
+	int		 ok;
+
+	ok = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) ==
+	    SQLITE_OK && sqlite3_db_readonly(db, "main") == 0 &&
+	    sqlite3_prepare_v2(db, store_sql[STMT_READY], -1, &stmt, NULL) ==
+	    SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW;
+	sqlite3_finalize(stmt);
+	if (ok) {
+		sqlite3_busy_timeout(db, STORE_READY_WAIT_MS);
+		ok = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+		    SQLITE_OK;
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	sqlite3_close(db);
+	return ok;
+}
+
+void
+sq_ready(struct store *st, int *db_ok, int *cache_ok)
+{
+	const struct settings	*s = st->settings;
+	struct shm		*m = shm_host();
+	int64_t			 since = clock_now_ms() - STORE_READY_FULL_MS;
+
+	/* A full disk gives the lock and fails the commit: what the
+	 * host's last writes met counts too. */
+	*db_ok = st->cache_only || (writable(s->db_path) &&
+	    shm_marked(m, SHM_MARK_DB_FULL) < since);
+	*cache_ok = writable(s->cache_path) &&
+	    shm_marked(m, SHM_MARK_CACHE_FULL) < since;
+}
+
+sqlite3_stmt *
+store_stmt(struct store *st, enum stmt id, struct error *e)
+{
+	if (st->db == NULL) {
+		/* The cause is in the log; the client learns no path. */
+		error_set(e, ERR_UNAVAILABLE, NULL, "the database is not "
+		    "available%s; try again", st->ro_fs ?
+		    " (its file system is read-only)" : "");
+		e->retry_after_ms = STORE_RETRY_MS;
+		return NULL;
+	}
+	if ((unsigned)id >= STMT__MAX || store_sql[id] == NULL) {
+		error_set(e, ERR_INTERNAL, NULL, "no statement %d", (int)id);
+		return NULL;
+	}
+	if (st->stmts[id] != NULL) {
+		sqlite3_reset(st->stmts[id]);
+		sqlite3_clear_bindings(st->stmts[id]);
+		return st->stmts[id];
+	}
+	if (sqlite3_prepare_v3(st->db, store_sql[id], -1,
+	    SQLITE_PREPARE_PERSISTENT, &st->stmts[id], NULL) != SQLITE_OK) {
+		store_fail(st, e, "prepare");
+		return NULL;
+	}
+	return st->stmts[id];
+}
+
+int
+store_exec_stmt(struct store *st, sqlite3_stmt *stmt, struct error *e,
+    const char *what)
+{
+	int rc = sqlite3_step(stmt);
+
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(st, e, what);
+	return 0;
+}
+
+void
+store_bind_text(sqlite3_stmt *stmt, int i, const char *v)
+{
+	if (v == NULL)
+		sqlite3_bind_null(stmt, i);
+	else
+		sqlite3_bind_text(stmt, i, v, -1, SQLITE_TRANSIENT);
+}
+
+void
+store_col_text(sqlite3_stmt *stmt, int i, char *buf, size_t size)
+{
+	const unsigned char *t = sqlite3_column_text(stmt, i);
+
+	snprintf(buf, size, "%s", t ? (const char *)t : "");
+}
+
+int
+store_lookup(struct store *st, sqlite3_stmt *stmt, struct error *e,
+    const char *what, void (*read)(sqlite3_stmt *, void *), void *out)
+{
+	int rc = sqlite3_step(stmt);
+
+	if (rc == SQLITE_ROW) {
+		read(stmt, out);
+		sqlite3_reset(stmt);
+		return 1;
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : store_fail(st, e, what);
+}
+
+void
+store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v)
+{
+	if (v > 0)
+		sqlite3_bind_int64(stmt, i, v);
+	else
+		sqlite3_bind_null(stmt, i);
+}
+
+static int
+run(struct store *st, enum stmt id, struct error *e, const char *what)
+{
+	sqlite3_stmt *stmt = store_stmt(st, id, e);
+
+	return stmt == NULL ? -1 : store_exec_stmt(st, stmt, e, what);
+}
+
+/* The catalog's generation, as the first read of a snapshot: -1 when it
+ * cannot be read (no row is then given from what is kept). */
+static int64_t
+generation(struct store *st)
+{
+	struct error	 e = { 0 };
+	sqlite3_stmt	*stmt;
+	int64_t		 n = -1;
+
+	if (st->kept == NULL)
+		st->kept = kept_new();
+	if ((stmt = store_stmt(st, STMT_GENERATION, &e)) == NULL) {
+		error_clear(&e);
+		return -1;
+	}
+	if (sqlite3_step(stmt) == SQLITE_ROW)
+		n = sqlite3_column_int64(stmt, 0);
+	sqlite3_reset(stmt);
+	return n;
+}
+
+void
+sq_read_begin(struct store *st)
+{
+	struct error e = { 0 };
+
+	if (st != NULL && !st->in_tx && !st->in_read &&
+	    run(st, STMT_BEGIN, &e, "begin read") == 0) {
+		st->in_read = 1;
+		kept_begin(st->kept, generation(st));
+	}
+	error_clear(&e);
+}
+
+void
+sq_read_end(struct store *st)
+{
+	struct error e = { 0 };
+
+	if (st == NULL || !st->in_read)
+		return;
+	st->in_read = 0;
+	kept_end(st->kept);
+	if (!sqlite3_get_autocommit(st->db))
+		run(st, STMT_COMMIT, &e, "end read");
+	error_clear(&e);
+}
+
+/* BEGIN IMMEDIATE would take the write lock of both files, so that a
+ * decision waited for the other worker's rate window and the reverse.
+ * Instead the first statement is an empty write to the one file the
+ * transaction writes: its lock is taken there, waiting in busy(), before
+ * anything is read, which is all IMMEDIATE does, for that file alone. */
+int
+store_queue_enter(struct store *st, int file, struct error *e)
+{
+	int64_t	wait = st->busy_limit_ms < STORE_BUSY_TIMEOUT_MS ?
+	    st->busy_limit_ms : STORE_QUEUE_WAIT_MS;
+	int	rc;
+
+	if (st->queued[file])
+		return 0;
+	st->queued_since_us = clock_mono_us();
+	rc = shm_queue_enter(shm_host(), file == TX_DATABASE ? SHM_QUEUE_DB :
+	    SHM_QUEUE_CACHE, wait);
+	if (rc == -1) {
+		st->queued_since_us = 0;
+		if (wait == STORE_QUEUE_WAIT_MS)
+			log_warn("database: waited %d ms in the write-lock "
+			    "queue of the %s: its holder is stuck",
+			    STORE_QUEUE_WAIT_MS, file == TX_DATABASE ?
+			    "database" : "cache");
+		error_set(e, ERR_UNAVAILABLE, NULL, "the database is not "
+		    "available (busy); try again");
+		e->retry_after_ms = STORE_RETRY_MS;
+		return -1;
+	}
+	st->queued[file] = rc == 1;
+	if (rc != 1)
+		st->queued_since_us = 0;
+#ifdef EVALGATE_TEST_HOOKS
+	/* Tests kill workers that hold the queue: hold it a while. */
+	if (rc == 1 && st->settings->test_queue_hold_ms > 0)
+		usleep((useconds_t)st->settings->test_queue_hold_ms * 1000);
+#endif
+	return 0;
+}
+
+void
+store_queue_leave(struct store *st, int file)
+{
+	if (!st->queued[file])
+		return;
+	st->queued[file] = 0;
+	st->queued_since_us = 0;
+	shm_queue_leave(shm_host(), file == TX_DATABASE ? SHM_QUEUE_DB :
+	    SHM_QUEUE_CACHE);
+}
+
+/* A write transaction waits in the host's queue of its file, then
+ * takes SQLite's lock, which nobody else in the queue then holds. */
+static int
+begin_locked(struct store *st, int file, struct error *e)
+{
+	store_read_end(st);
+	if (store_queue_enter(st, file, e) == -1)
+		return -1;
+	if (run(st, STMT_BEGIN, e, "begin") == -1) {
+		store_queue_leave(st, file);
+		return -1;
+	}
+	st->in_tx = file;
+	if (run(st, file == TX_DATABASE ? STMT_LOCK_MAIN : STMT_LOCK_CACHE, e,
+	    "lock") == -1) {
+		store_rollback(st);
+		return -1;
+	}
+	return 0;
+}
+
+int
+sq_begin(struct store *st, struct error *e)
+{
+	return begin_locked(st, TX_DATABASE, e);
+}
+
+int
+sq_begin_counters(struct store *st, struct error *e)
+{
+	return begin_locked(st, TX_CACHE, e);
+}
+
+/* SERVICE_DB_SYNC=full, after a database transaction: its commit is
+ * made durable here, once the write lock is released, rather than
+ * inside COMMIT as synchronous=FULL would, holding the lock through the
+ * disk write so that each worker's decision waits for the other's fsync.
+ * WAL frames are written in order, a checkpoint syncs the WAL before it
+ * copies from it, and the caller answers only after this returns: what
+ * is acknowledged survives power loss, as with FULL. */
+static int
+sync_committed(struct store *st, struct error *e)
+{
+	sqlite3_file *f = NULL;
+
+	/* The WAL; without one (it could not be set up), the commit went
+	 * to the database file itself. */
+	if (sqlite3_file_control(st->db, "main", SQLITE_FCNTL_JOURNAL_POINTER,
+	    &f) != SQLITE_OK || f == NULL || f->pMethods == NULL)
+		sqlite3_file_control(st->db, "main", SQLITE_FCNTL_FILE_POINTER,
+		    &f);
+	if (f != NULL && f->pMethods != NULL &&
+	    f->pMethods->xSync(f, SQLITE_SYNC_NORMAL) == SQLITE_OK)
+		return 0;
+	log_warn("database: %s: cannot sync a commit to disk",
+	    st->settings->db_path);
+	error_set(e, ERR_UNAVAILABLE, NULL,
+	    "the database could not write the change to disk; try again");
+	e->retry_after_ms = STORE_RETRY_MS;
+	return -1;
+}
+
+int
+sq_commit(struct store *st, struct error *e)
+{
+	int durable = st->in_tx == TX_DATABASE && st->sync_full;
+
+	if (run(st, STMT_COMMIT, e, "commit") == -1) {
+		store_rollback(st);
+		return -1;
+	}
+	/* The next in line writes while this one syncs. */
+	store_queue_leave(st, st->in_tx);
+	st->in_tx = TX_NONE;
+	return durable ? sync_committed(st, e) : 0;
+}
+
+void
+sq_rollback(struct store *st)
+{
+	struct error e = { 0 };
+
+	if (st->in_tx == TX_NONE)
+		return;
+	if (!sqlite3_get_autocommit(st->db))
+		run(st, STMT_ROLLBACK, &e, "rollback");
+	store_queue_leave(st, st->in_tx);
+	st->in_tx = TX_NONE;
+	error_clear(&e);
+}
+
+int
+sq_audit(struct store *st, const char *actor, const char *action,
+    const char *target, json_object *details, struct error *e)
+{
+	sqlite3_stmt *stmt = store_stmt(st, STMT_AUDIT, e);
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, clock_now_ms());
+	store_bind_text(stmt, 2, actor);
+	store_bind_text(stmt, 3, action);
+	store_bind_text(stmt, 4, target);
+	store_bind_text(stmt, 5, details ? json_object_to_json_string_ext(
+	    details, JSON_C_TO_STRING_PLAIN) : NULL);
+	return store_exec_stmt(st, stmt, e, "audit");
+}
+
+const struct store_engine store_sqlite_engine = {
+	.name = "sqlite",
+	.host_admission = 1,
+	.init = sq_init,
+	.open = sq_open,
+	.open_lazy = sq_open_lazy,
+	.maintain = sq_maintain,
+	.idle = sq_idle,
+	.close = sq_close,
+	.ready = sq_ready,
+	.begin = sq_begin,
+	.read_begin = sq_read_begin,
+	.read_end = sq_read_end,
+	.begin_counters = sq_begin_counters,
+	.commit = sq_commit,
+	.rollback = sq_rollback,
+	.app_insert = sq_app_insert,
+	.app_update = sq_app_update,
+	.app_by_name = sq_app_by_name,
+	.app_by_id = sq_app_by_id,
+	.app_each = sq_app_each,
+	.key_insert = sq_key_insert,
+	.key_by_prefix = sq_key_by_prefix,
+	.key_revoke = sq_key_revoke,
+	.key_set_check = sq_key_set_check,
+	.key_each = sq_key_each,
+	.memo_has = sq_memo_has,
+	.memo_put = sq_memo_put,
+	.backend_insert = sq_backend_insert,
+	.backend_set_enabled = sq_backend_set_enabled,
+	.backend_update = sq_backend_update,
+	.backend_by_name = sq_backend_by_name,
+	.backend_by_id = sq_backend_by_id,
+	.backend_each = sq_backend_each,
+	.cooldown_until = sq_cooldown_until,
+	.cooldown_set = sq_cooldown_set,
+	.schema_publish = sq_schema_publish,
+	.schema_get = sq_schema_get,
+	.schema_match = sq_schema_match,
+	.schema_each = sq_schema_each,
+	.grant = sq_grant,
+	.ungrant = sq_ungrant,
+	.grant_allows = sq_grant_allows,
+	.template_publish = sq_template_publish,
+	.template_get = sq_template_get,
+	.template_each = sq_template_each,
+	.decision_insert = sq_decision_insert,
+	.decision_get = sq_decision_get,
+	.outcome_record = sq_outcome_record,
+	.decision_page = sq_decision_page,
+	.calibration_each = sq_calibration_each,
+	.admission_read = sq_admission_read,
+	.admission_write = sq_admission_write,
+	.quota_used = sq_quota_used,
+	.quota_charge = sq_quota_charge,
+	.prune_step = sq_prune_step,
+	.vacuum = sq_vacuum,
+	.audit = sq_audit,
+};
