@@ -225,8 +225,8 @@ pg_fail(struct store *pg, const PGresult *r, struct error *e,
 	/* No result, or none with a state: the connection itself. */
 	if (pg->conn == NULL || PQstatus(pg->conn) == CONNECTION_BAD ||
 	    state == NULL) {
-		pg->stale = pg->conn == NULL ||
-		    PQstatus(pg->conn) == CONNECTION_BAD;
+		if (pg->conn == NULL || PQstatus(pg->conn) == CONNECTION_BAD)
+			pg->stale = 1;
 		if (!quiet)
 			log_warn("PostgreSQL: %s: the connection failed%s",
 			    what, pg->stale ? "; reconnecting" : "");

@@ -258,6 +258,38 @@ transactions(struct store *st, PGconn *c)
 	error_clear(&e);
 }
 
+/* A key issued before the keyed hash existed gets it later, in one
+ * transaction of its own; bytea goes in binary and comes back intact. */
+static void
+key_check(struct store *st, int64_t app_id)
+{
+	struct key_row	k, got;
+	struct error	e = { 0 };
+	unsigned char	check[32];
+	size_t		i;
+
+	memset(&k, 0, sizeof(k));
+	snprintf(k.prefix, sizeof(k.prefix), "oldkey01");
+	snprintf(k.hash, sizeof(k.hash), "$argon2id$not-checked-here");
+	k.app_id = app_id;
+	k.created_at = 1;
+	for (i = 0; i < sizeof(check); i++)
+		check[i] = (unsigned char)(i * 37 + 1);	/* a 0 byte too */
+	check[5] = 0;
+	ok(store_key_insert(st, &k, &e) == 0 &&
+	    store_key_by_prefix(st, "oldkey01", &got, &e) == 1 &&
+	    !got.has_check, "a key without its keyed hash %s", e.message);
+	ok(store_key_set_check(st, "oldkey01", check, &e) == 0 &&
+	    store_key_by_prefix(st, "oldkey01", &got, &e) == 1 &&
+	    got.has_check && memcmp(got.check, check, 32) == 0,
+	    "gets it, byte for byte %s", e.message);
+	check[0] ^= 1;
+	ok(store_key_set_check(st, "oldkey01", check, &e) == 0 &&
+	    store_key_by_prefix(st, "oldkey01", &got, &e) == 1 &&
+	    memcmp(got.check, check, 32) != 0, "and keeps the first one");
+	error_clear(&e);
+}
+
 int
 main(void)
 {
@@ -338,6 +370,7 @@ main(void)
 	    "store_maintain() reconnected %s", e.message);
 
 	transactions(st, c);
+	key_check(st, a.id);
 
 	store_ready(st, &db_ok, &cache_ok);
 	ok(db_ok && cache_ok, "ready");
