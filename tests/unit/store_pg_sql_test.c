@@ -9,6 +9,9 @@
  * - every statement of the core's block of enum pg_stmt has a text in
  *   its table, none has one in both tables, and every text prepares;
  * - the catalog generation moves with a catalog change by hand;
+ * - transactions: BEGIN is sent with the first statement, a write kept
+ *   for the commit goes with COMMIT, and both fail and roll back as
+ *   separate round trips would;
  * - a session the server ends is a 503 with Retry-After naming no URL,
  *   and store_maintain() reconnects; a duplicate name is a conflict;
  *   readiness is refused while the catalog's lock is held elsewhere;
@@ -153,12 +156,146 @@ statements(PGconn *c)
 	    texts);
 }
 
+static int64_t
+apps_named(PGconn *c, const char *name)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM applications"
+	    " WHERE name = '%s'", name);
+	return one(c, sql);
+}
+
+/* Whether the server has st's session inside a transaction. */
+static int
+in_transaction(struct store *st, PGconn *c)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM pg_stat_activity"
+	    " WHERE pid = %d AND state LIKE 'idle in transaction%%'",
+	    PQbackendPID(st->conn));
+	return one(c, sql) == 1;
+}
+
+static void
+insert_app(struct store *st, const char *name, struct error *e)
+{
+	struct app a;
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	store_app_insert(st, &a, e);
+}
+
+/* BEGIN goes with the first statement, a kept write with COMMIT: the
+ * same outcomes as one round trip each. */
+static void
+transactions(struct store *st, PGconn *c)
+{
+	struct pg_params	p;
+	struct error		e = { 0 };
+	int64_t			audits = one(c, "SELECT count(*) FROM audit_log");
+
+	ok(store_begin(st, &e) == 0 && !in_transaction(st, c),
+	    "store_begin sends nothing yet");
+	insert_app(st, "tx-one", &e);
+	ok(in_transaction(st, c), "the first statement began the "
+	    "transaction");
+	ok(apps_named(c, "tx-one") == 0, "uncommitted, unseen");
+	ok(store_commit(st, &e) == 0 && apps_named(c, "tx-one") == 1,
+	    "committed, seen %s", e.message);
+	ok(store_begin(st, &e) == 0 && store_commit(st, &e) == 0,
+	    "an empty transaction commits");
+	store_begin(st, &e);
+	insert_app(st, "tx-two", &e);
+	store_rollback(st);
+	ok(apps_named(c, "tx-two") == 0 && !in_transaction(st, c),
+	    "rolled back");
+
+	pg_params_init(&p);
+	pg_bind_int(&p, 1, 1);
+	pg_bind_text(&p, 2, "test");
+	pg_bind_text(&p, 3, "at.commit");
+	pg_bind_text(&p, 4, NULL);
+	pg_bind_text(&p, 5, "{}");
+	store_begin(st, &e);
+	ok(pg_run_at_commit(st, PG_AUDIT, &p, &e) == 0 &&
+	    pg_run_at_commit(st, PG_AUDIT, &p, &e) == -1,
+	    "one write kept for the commit, not two");
+	error_clear(&e);
+	ok(!in_transaction(st, c) && store_commit(st, &e) == 0 &&
+	    one(c, "SELECT count(*) FROM audit_log") == audits + 1,
+	    "BEGIN, the kept write and COMMIT in one go %s", e.message);
+
+	store_begin(st, &e);
+	insert_app(st, "tx-three", &e);
+	pg_params_init(&p);
+	pg_bind_text(&p, 1, "tx-one");		/* a duplicate name */
+	pg_bind_int(&p, 2, 0);
+	pg_bind_int(&p, 3, 0);
+	pg_bind_null(&p, 4);
+	pg_bind_null(&p, 5);
+	pg_bind_int(&p, 6, 1);
+	pg_run_at_commit(st, PG_APP_INSERT, &p, &e);
+	ok(store_commit(st, &e) == -1 && apps_named(c, "tx-three") == 0,
+	    "a kept write that fails fails the commit, and nothing is "
+	    "written: %s", e.message);
+	error_clear(&e);
+	ok(!in_transaction(st, c) && apps_named(c, "tx-one") == 1,
+	    "and the session is out of the failed transaction");
+
+	store_begin(st, &e);
+	insert_app(st, "tx-one", &e);
+	ok(e.code == ERR_CONFLICT, "a failing first statement (with its "
+	    "BEGIN) is its own error: %s", e.message);
+	error_clear(&e);
+	store_rollback(st);
+	insert_app(st, "tx-four", &e);
+	ok(e.code == ERR_NONE && apps_named(c, "tx-four") == 1 &&
+	    !in_transaction(st, c), "and the session works after the "
+	    "rollback %s", e.message);
+	error_clear(&e);
+}
+
+/* A key issued before the keyed hash existed gets it later, in one
+ * transaction of its own; bytea goes in binary and comes back intact. */
+static void
+key_check(struct store *st, int64_t app_id)
+{
+	struct key_row	k, got;
+	struct error	e = { 0 };
+	unsigned char	check[32];
+	size_t		i;
+
+	memset(&k, 0, sizeof(k));
+	snprintf(k.prefix, sizeof(k.prefix), "oldkey01");
+	snprintf(k.hash, sizeof(k.hash), "$argon2id$not-checked-here");
+	k.app_id = app_id;
+	k.created_at = 1;
+	for (i = 0; i < sizeof(check); i++)
+		check[i] = (unsigned char)(i * 37 + 1);	/* a 0 byte too */
+	check[5] = 0;
+	ok(store_key_insert(st, &k, &e) == 0 &&
+	    store_key_by_prefix(st, "oldkey01", &got, &e) == 1 &&
+	    !got.has_check, "a key without its keyed hash %s", e.message);
+	ok(store_key_set_check(st, "oldkey01", check, &e) == 0 &&
+	    store_key_by_prefix(st, "oldkey01", &got, &e) == 1 &&
+	    got.has_check && memcmp(got.check, check, 32) == 0,
+	    "gets it, byte for byte %s", e.message);
+	check[0] ^= 1;
+	ok(store_key_set_check(st, "oldkey01", check, &e) == 0 &&
+	    store_key_by_prefix(st, "oldkey01", &got, &e) == 1 &&
+	    memcmp(got.check, check, 32) != 0, "and keeps the first one");
+	error_clear(&e);
+}
+
 int
 main(void)
 {
 	static struct settings	 s;
 	const char		*url = getenv("EVALGATE_TEST_PG_URL");
-	char			 dir[] = "/tmp/evalgate-pg-sql.XXXXXX", sql[160];
+	char			 dir[] = "/tmp/evalgate-pg.XXXXXX", sql[160];
 	struct error		 e = { 0 };
 	struct store		*st;
 	struct app		 a;
@@ -231,6 +368,9 @@ main(void)
 	store_maintain(st);
 	ok(store_app_by_name(st, "by-hand", &a, &e) == 1,
 	    "store_maintain() reconnected %s", e.message);
+
+	transactions(st, c);
+	key_check(st, a.id);
 
 	store_ready(st, &db_ok, &cache_ok);
 	ok(db_ok && cache_ok, "ready");
