@@ -9,7 +9,6 @@ import json
 import math
 import os
 import re
-import sqlite3
 import time
 
 from gateway import Gateway, TAP, Upstream, free_port
@@ -178,26 +177,22 @@ def test_temperature_two(t, g, key, up):
 
 
 def test_decision_recorded(t, g, first, hot):
-    db = sqlite3.connect(g.db)
-    try:
-        row = db.execute("SELECT backend, schema_version, model FROM"
-                         " decisions WHERE id = ?", (hot,)).fetchone()
-        t.eq(row, ("up", 1, "jev-latest"),
-             "the decision is stored (model defaults to jev-latest)")
-        dist = json.loads(db.execute(
-            "SELECT distribution FROM decision_answers WHERE decision_id"
-            " = ? AND question = 'hmood'", (hot,)).fetchone()[0])
-        t.ok(all(close(dist[k], v) for k, v in
-                 zip("abc", [1 / 6, 2 / 6, 3 / 6])),
-             "the untempered distribution is kept", dist)
-        n = db.execute("SELECT count(*) FROM decision_answers WHERE"
-                       " decision_id = ?", (first,)).fetchone()[0]
-        t.eq(n, 3, "one answer row per question")
-        state = db.execute("SELECT state FROM decisions WHERE id = ?",
-                           (first,)).fetchone()[0]
-        t.eq(state, None, "no state kept without log_state")
-    finally:
-        db.close()
+    row = g.sql("SELECT backend, schema_version, model FROM"
+                " decisions WHERE id = ?", (hot,))
+    t.eq(row, [("up", 1, "jev-latest")],
+         "the decision is stored (model defaults to jev-latest)")
+    dist = json.loads(g.sql(
+        "SELECT distribution FROM decision_answers WHERE decision_id"
+        " = ? AND question = 'hmood'", (hot,))[0][0])
+    t.ok(all(close(dist[k], v) for k, v in
+             zip("abc", [1 / 6, 2 / 6, 3 / 6])),
+         "the untempered distribution is kept", dist)
+    n = g.sql("SELECT count(*) FROM decision_answers WHERE"
+              " decision_id = ?", (first,))[0][0]
+    t.eq(n, 3, "one answer row per question")
+    state = g.sql("SELECT state FROM decisions WHERE id = ?",
+                  (first,))[0][0]
+    t.eq(state, None, "no state kept without log_state")
 
 
 def test_lexical(t, g, key):
@@ -374,16 +369,12 @@ def test_quota_cost(t, g):
     key = g.new_key("costly")
     g.admin("grant", "costly", "up1")
     post(g, key, {"state": "s", "questions": QUESTIONS})
-    db = sqlite3.connect(g.db)
-    try:
-        used = db.execute("SELECT used FROM quota_days q JOIN applications"
-                          " a ON a.id = q.app_id WHERE a.name = 'costly'"
-                          ).fetchone()[0]
-    finally:
-        db.close()
+    used = g.sql("SELECT used FROM quota_days q JOIN applications"
+                 " a ON a.id = q.app_id WHERE a.name = 'costly'")[0][0]
     t.eq(used, 4, "a call with 3 questions costs 1 + 3 units")
 
 
+HAND = {"sqlite": "sqlite3", "postgresql": "psql"}
 KEPT = {"kept_q": {"type": "choice", "criteria": {"red": None,
                                                   "blue": None}}}
 
@@ -391,7 +382,8 @@ KEPT = {"kept_q": {"type": "choice", "criteria": {"red": None,
 def test_kept_rows(t, g):
     """Each worker keeps the catalog rows an evaluation reads (key,
     application, schema match, backend) between requests; any change to
-    the catalog, through the console or by hand with sqlite3, reaches
+    the catalog, through the console or by hand with sqlite3 (psql),
+    reaches
     every worker at its next request."""
     g.admin("backend", "add", "keptlex", "--kind", "lexical")
     g.admin("schema", "publish", "kept", "--questions",
@@ -418,7 +410,7 @@ def test_kept_rows(t, g):
          "backend enable: at once"),
         (lambda: g.sql("UPDATE backends SET enabled = 0"
                        " WHERE name = 'keptlex'"), off,
-         "a backend disabled by hand with sqlite3: at once"),
+         "a backend disabled by hand with %s: at once" % HAND[g.engine]),
         (lambda: g.sql("UPDATE backends SET enabled = 1"
                        " WHERE name = 'keptlex'"), ok,
          "enabled again by hand"),
