@@ -66,7 +66,6 @@ def require_postgresql():
                  "--with-postgresql)")
 
 
-
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
