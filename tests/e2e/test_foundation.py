@@ -195,6 +195,7 @@ def ready_without_postgresql(t, g, key):
             g.get("/v1/models", key=key)
             calls += 1
             time.sleep(0.01)
+        time.sleep(0.5)     # what the workers wrote reaches the log
         said = g.log().splitlines()[before:]
         t.known_bug(len(said) <= 4 * g.workers, "%d calls while PostgreSQL "
                     "refused: at most 4 log lines a worker, the failure "
