@@ -225,9 +225,14 @@ pg_fail(struct store *pg, const PGresult *r, struct error *e,
 	/* No result, or none with a state: the connection itself. */
 	if (pg->conn == NULL || PQstatus(pg->conn) == CONNECTION_BAD ||
 	    state == NULL) {
+		/* Said once, when the connection is found lost: until it
+		 * is back, every statement of every request fails the
+		 * same way, and pg_maintain() says how reconnecting goes. */
+		int said = pg->stale || pg->why[0] != '\0';
+
 		if (pg->conn == NULL || PQstatus(pg->conn) == CONNECTION_BAD)
 			pg->stale = 1;
-		if (!quiet)
+		if (!quiet && !said)
 			log_warn("PostgreSQL: %s: the connection failed%s",
 			    what, pg->stale ? "; reconnecting" : "");
 		return unavailable(e, "the connection failed");
@@ -379,8 +384,10 @@ pg_exec(struct store *pg, enum pg_stmt id, const struct pg_params *p,
 int
 pg_send_begin(struct store *pg, struct error *e)
 {
-	return pg->begin_due && pg_run(pg, PG_BEGIN, NULL, e, "begin") == -1 ?
-	    -1 : 0;
+	if (!pg->begin_due)
+		return 0;
+	pg->begin_due = 0;	/* or pg_exec() would send it twice */
+	return pg_run(pg, PG_BEGIN, NULL, e, "begin") == -1 ? -1 : 0;
 }
 
 int64_t
