@@ -1,0 +1,371 @@
+/* store_pg.h: what the PostgreSQL engine's files (store_pg*.c) share,
+ * and nobody else: the connection, the statements by name, the helpers
+ * around them (libpq).
+ *
+ * Two helpers write the engine (issue 21): s-pg-core (store_pg.c, the
+ * catalog files, store_pg_sql.c) and s-pg-data (decisions, outcomes,
+ * calibration, admission, quota, retention).  To keep their changes
+ * apart, each owns marked parts of this header and its own statement
+ * table:
+ *   - enum pg_stmt: the core's names come first, then the block between
+ *     "s-pg-data: begin" and "s-pg-data: end", which is the data
+ *     helper's alone (the names there are a starting point, taken from
+ *     the SQLite engine: rename, add or drop them freely);
+ *   - the texts: pg_core_sql[] (store_pg_sql.c, the core's) and
+ *     pg_data_sql[] (store_pg_sql_data.c, the data helper's), each
+ *     indexed by the whole enum with designated initialisers; a
+ *     statement's text is in one of them (pg_text());
+ *   - the declarations of the pg_* functions at the end: the data
+ *     helper's block is theirs too, as are the members of
+ *     store_pg_engine (store_pg.c) that name them, in the table's marked
+ *     block, and the retention step in pg_idle() (marked).
+ *
+ * Statements are prepared on a connection at their first use (named
+ * "s<N>", N the enum value) and run with PQexecPrepared; values are
+ * parameters ($1, $2, ...) as text, or binary for bytea; results are
+ * text.  No text is ever pasted into a statement. */
+#ifndef EVALGATE_STORE_PG_H
+#define EVALGATE_STORE_PG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "kept.h"
+#include "store_engine.h"
+
+/* The .sql files of sql/pg/, compiled in (Makefile.am: src/sql_files.c).
+ * pg_schema_sql makes a new database at PG_SCHEMA_VERSION; a later
+ * version adds sql/pg/migrate-N.sql (pg_migrate_N_sql), with the same
+ * number as SQLite's step, to the table in store_pg.c. */
+extern const char pg_schema_sql[];	/* sql/pg/schema.sql */
+#define PG_SCHEMA_VERSION 6		/* = the SQLite engine's */
+
+#define PG_RETRY_MS	1000		/* between attempts to reconnect,
+					 * and the Retry-After of a 503 */
+#define PG_CONNECT_TIMEOUT_S 5		/* libpq's connect_timeout */
+#define PG_READY_WAIT_MS 250		/* readiness waits for a lock */
+#define PG_PARAMS_MAX	16		/* parameters of one statement */
+#define PG_NUM_SIZE	24		/* an int64 or double as text */
+/* The same as the SQLite engine's, for the data helper. */
+#define PG_PRUNE_BATCH	200		/* decisions one prune step examines */
+#define PG_RETAIN_REQUESTS 64		/* a worker's retention step is due */
+#define PG_RETAIN_MS	2000		/* after so many requests or ms */
+
+/* Every statement the engine runs, by name. */
+enum pg_stmt {
+	/* Transactions, set-up and the audit log (store_pg.c). */
+	PG_BEGIN,
+	PG_COMMIT,
+	PG_ROLLBACK,
+	PG_SYNC_ON,		/* SERVICE_DB_SYNC=full */
+	PG_SYNC_OFF,		/* normal */
+	PG_LOCK_TIMEOUT,	/* readiness: SET LOCAL lock_timeout */
+	PG_READY_READ,		/* readiness: a trivial query */
+	PG_READY_WRITE,		/* readiness: a write, rolled back */
+	PG_INIT_LOCK,		/* init: one at a time */
+	PG_HAS_SCHEMA,		/* init: whether schema_version exists */
+	PG_VERSION,		/* the schema's version */
+	PG_VERSION_SET,
+	PG_GENERATION,		/* the catalog's generation (kept.h) */
+	PG_AUDIT,
+	/* Applications and keys (store_pg_app.c). */
+	PG_APP_INSERT,
+	PG_APP_UPDATE,
+	PG_APP_BY_NAME,
+	PG_APP_BY_ID,
+	PG_APP_ALL,
+	PG_KEY_INSERT,
+	PG_KEY_BY_PREFIX,
+	PG_KEY_REVOKE,
+	PG_KEY_SET_CHECK,
+	PG_KEY_ALL,
+	/* The catalog (store_pg_catalog.c): backends, schemas, grants,
+	 * templates. */
+	PG_BACKEND_INSERT,
+	PG_REPLICA_INSERT,
+	PG_REPLICAS,
+	PG_BACKEND_ENABLE,
+	PG_BACKEND_UPDATE,
+	PG_REPLICAS_DELETE,
+	PG_BACKEND_BY_NAME,
+	PG_BACKEND_BY_ID,
+	PG_BACKEND_ALL,
+	PG_SCHEMA_CREATE,
+	PG_SCHEMA_ID,
+	PG_SCHEMA_NEXT,
+	PG_VERSION_INSERT,
+	PG_VERSION_GET,
+	PG_VERSION_MATCH,
+	PG_VERSION_MATCHED,
+	PG_VERSION_ALL,
+	PG_GRANT,
+	PG_UNGRANT,
+	PG_GRANT_ALLOWS,
+	PG_TEMPLATE_CREATE,
+	PG_TEMPLATE_ID,
+	PG_TEMPLATE_NEXT,
+	PG_TEMPLATE_INSERT,
+	PG_TEMPLATE_GET,
+	PG_TEMPLATE_ALL,
+	PG_CORE__END,		/* not a statement */
+
+
+	/* s-pg-data: begin.  Decisions, answers, outcomes, calibration,
+	 * admission and the day's quota, retention: texts in pg_data_sql[]
+	 * (store_pg_sql_data.c). */
+	PG_DECISION_INSERT,
+	PG_ANSWER_INSERT,
+	PG_DECISION_GET,
+	PG_ANSWERS_GET,
+	PG_OUTCOMES_GET,
+	PG_OUTCOME_VALUE,
+	PG_OUTCOME_INSERT,
+	PG_DECISION_PAGE,
+	PG_CALIBRATION_ROWS,
+	PG_ADMISSION_ENSURE,
+	PG_ADMISSION_LOCK,
+	PG_ADMISSION_SET,
+	PG_USED_ADD,
+	PG_USED_GET,
+	PG_PRUNE_PICK,
+	PG_PRUNE_PICK_APP,
+	PG_PRUNE_OUTCOMES,
+	PG_PRUNE_ANSWERS,
+	PG_PRUNE_DECISION,
+	PG_STATE_CLEAR,
+	PG_RETAIN_NEXT_APP,
+	/* s-pg-data: end. */
+
+
+	PG_STMT__MAX
+};
+/* The texts, indexed by the whole enum: the core's and the data
+ * helper's (NULL where the other table has it). */
+extern const char *const pg_core_sql[PG_STMT__MAX];	/* store_pg_sql.c */
+extern const char *const pg_data_sql[PG_STMT__MAX];	/* store_pg_sql_data.c */
+/* The text of statement id, or NULL. */
+const char	*pg_text(enum pg_stmt id);
+
+/* A connection of the PostgreSQL engine (store_engine.h: each engine
+ * has its own struct store). */
+struct store {
+	const struct store_engine *engine;	/* first: &store_pg_engine */
+	const struct settings *settings;	/* borrowed, process-wide */
+	PGconn		*conn;		/* owned; NULL while not connected */
+	struct store	*local;		/* owned: the host's cache file
+					 * (store_sqlite_open_cache): key
+					 * memo, cool-downs */
+	struct kept	*kept;		/* owned: kept.c */
+	int		 sync_full;	/* SERVICE_DB_SYNC=full */
+	int		 in_tx;		/* inside BEGIN ... COMMIT */
+	int		 in_read;	/* between read_begin and read_end */
+	int		 stale;		/* the connection broke: reconnect
+					 * before the next request */
+	int64_t		 retry_at_us;	/* no reconnecting before */
+	char		 why[256];	/* why it is not connected, or "" */
+	char		 sqlstate[6];	/* of the last failed statement */
+	unsigned char	 prepared[PG_STMT__MAX];	/* on this connection */
+	/* Automatic retention (the data helper's): one step after the
+	 * answer has gone, as the SQLite engine's. */
+	struct {
+		int64_t		 requests;	/* answered since the last */
+		int64_t		 next_us;	/* due from then anyway */
+		int64_t		 app_id;	/* being pruned, 0: none */
+		struct prune_range q;		/* its range and cursor */
+	} retain;
+};
+
+/* The parameters of one statement ($1 is p->v[0]): text, NULL, or
+ * binary (bytea).  Fill with pg_bind_*() after pg_params_init(). */
+struct pg_params {
+	int		 n;			/* the highest $N bound */
+	const char	*v[PG_PARAMS_MAX];	/* borrowed, or num[i] */
+	int		 len[PG_PARAMS_MAX];
+	int		 fmt[PG_PARAMS_MAX];	/* 0 text, 1 binary */
+	char		 num[PG_PARAMS_MAX][PG_NUM_SIZE];
+};
+void		 pg_params_init(struct pg_params *p);
+/* $i (from 1): text (NULL: NULL), borrowed until the statement ran. */
+void		 pg_bind_text(struct pg_params *p, int i, const char *v);
+void		 pg_bind_int(struct pg_params *p, int i, int64_t v);
+void		 pg_bind_null(struct pg_params *p, int i);
+/* v if it is positive, else NULL ("use the default"). */
+void		 pg_bind_optional(struct pg_params *p, int i, int64_t v);
+void		 pg_bind_double(struct pg_params *p, int i, double v);
+/* bytea, binary, borrowed. */
+void		 pg_bind_blob(struct pg_params *p, int i, const void *v,
+		    size_t len);
+
+/* Runs statement id with p (NULL: none), preparing it on first use:
+ * the result (PGRES_TUPLES_OK or PGRES_COMMAND_OK), owned by the
+ * caller (PQclear), or NULL with e set by pg_fail().  Not connected:
+ * NULL with a 503. */
+PGresult	*pg_exec(struct store *pg, enum pg_stmt id,
+		    const struct pg_params *p, struct error *e,
+		    const char *what);
+/* pg_exec() for a statement that returns no rows: the rows it changed
+ * (>= 0), or -1 with e set. */
+int64_t		 pg_run(struct store *pg, enum pg_stmt id,
+		    const struct pg_params *p, struct error *e,
+		    const char *what);
+/* A one-row lookup: 1 with row 0 given to read(), 0 none, -1 with e
+ * set. */
+int		 pg_lookup(struct store *pg, enum pg_stmt id,
+		    const struct pg_params *p, struct error *e,
+		    const char *what,
+		    void (*read)(const PGresult *, int, void *), void *out);
+/* Maps the failed result r (NULL: none came: the connection) onto e
+ * and logs it, naming the database "PostgreSQL", never its URL:
+ * connection loss, shutdown, "cannot connect now", too many
+ * connections, serialization failures, deadlocks and lock time-outs are
+ * ERR_UNAVAILABLE with retry_after_ms PG_RETRY_MS (and a lost
+ * connection is reopened by store_maintain); anything else is
+ * ERR_INTERNAL.  A unique violation (23505) is not logged: callers turn
+ * it into their ERR_CONFLICT (pg_unique_violation).  pg->sqlstate is
+ * set.  Returns -1. */
+int		 pg_fail(struct store *pg, const PGresult *r, struct error *e,
+		    const char *what);
+/* Whether the last failed statement was a unique violation. */
+int		 pg_unique_violation(const struct store *pg);
+
+/* Reading a text result: NULL is 0, "" or NULL. */
+int		 pg_is_null(const PGresult *r, int row, int col);
+int64_t		 pg_int(const PGresult *r, int row, int col);
+double		 pg_double(const PGresult *r, int row, int col);
+/* The value, or NULL for NULL; borrowed from r. */
+const char	*pg_str(const PGresult *r, int row, int col);
+/* Copies the value into a fixed buffer ("" for NULL). */
+void		 pg_copy(const PGresult *r, int row, int col, char *buf,
+		    size_t size);
+/* A bytea value of exactly size bytes into out: 1, or 0 (NULL, or
+ * another size). */
+int		 pg_blob(const PGresult *r, int row, int col,
+		    unsigned char *out, size_t size);
+/* Parses JSON text the store kept into *out (a new reference); NULL or
+ * unparsable text is corruption: ERR_INTERNAL naming what.  0 or -1. */
+int		 pg_json(const char *text, json_object **out,
+		    const char *what, struct error *e);
+
+/* The engine's implementation of each member of struct store_engine
+ * (store_engine.h), named after it; store_pg.c's table store_pg_engine
+ * names them. */
+/* store_pg.c */
+int	 pg_init(const struct settings *s, struct error *e);
+struct store	*pg_open(const struct settings *s, struct error *e);
+struct store	*pg_open_lazy(const struct settings *s);
+void	 pg_maintain(struct store *pg);
+void	 pg_idle(struct store *pg);
+void	 pg_close(struct store *pg);
+void	 pg_ready(struct store *pg, int *db_ok, int *cache_ok);
+int	 pg_begin(struct store *pg, struct error *e);
+void	 pg_read_begin(struct store *pg);
+void	 pg_read_end(struct store *pg);
+int	 pg_begin_counters(struct store *pg, struct error *e);
+int	 pg_commit(struct store *pg, struct error *e);
+void	 pg_rollback(struct store *pg);
+int	 pg_audit(struct store *pg, const char *actor, const char *action,
+	    const char *target, json_object *details, struct error *e);
+int	 pg_memo_has(struct store *pg, const unsigned char mac[32],
+	    const char *prefix);
+void	 pg_memo_put(struct store *pg, const unsigned char mac[32],
+	    const char *prefix, int64_t now_ms);
+int64_t	 pg_cooldown_until(struct store *pg, const char *url);
+void	 pg_cooldown_set(struct store *pg, const char *url, int64_t until_ms);
+
+/* store_pg_app.c */
+int	 pg_app_insert(struct store *pg, struct app *a, struct error *e);
+int	 pg_app_update(struct store *pg, const struct app *a, struct error *e);
+int	 pg_app_by_name(struct store *pg, const char *name, struct app *a,
+	    struct error *e);
+int	 pg_app_by_id(struct store *pg, int64_t id, struct app *a,
+	    struct error *e);
+int	 pg_app_each(struct store *pg, void (*fn)(const struct app *, void *),
+	    void *arg, struct error *e);
+int	 pg_key_insert(struct store *pg, const struct key_row *k,
+	    struct error *e);
+int	 pg_key_by_prefix(struct store *pg, const char *prefix,
+	    struct key_row *k, struct error *e);
+int	 pg_key_revoke(struct store *pg, const char *prefix, int64_t now,
+	    struct error *e);
+int	 pg_key_set_check(struct store *pg, const char *prefix,
+	    const unsigned char check[32], struct error *e);
+int	 pg_key_each(struct store *pg, int64_t app_id,
+	    void (*fn)(const struct key_row *, const char *app, void *),
+	    void *arg, struct error *e);
+
+/* store_pg_catalog.c */
+int	 pg_backend_insert(struct store *pg, struct backend *b,
+	    struct error *e);
+int	 pg_backend_set_enabled(struct store *pg, const char *name,
+	    int enabled, struct error *e);
+int	 pg_backend_update(struct store *pg, const struct backend *b,
+	    struct error *e);
+int	 pg_backend_by_name(struct store *pg, const char *name,
+	    struct backend *b, struct error *e);
+int	 pg_backend_by_id(struct store *pg, int64_t id, struct backend *b,
+	    struct error *e);
+int	 pg_backend_each(struct store *pg, int enabled_only,
+	    void (*fn)(const struct backend *, void *), void *arg,
+	    struct error *e);
+int	 pg_schema_publish(struct store *pg, struct schema_version *v,
+	    struct error *e);
+int	 pg_schema_get(struct store *pg, const char *slug, int64_t version,
+	    struct schema_version *v, struct error *e);
+int	 pg_schema_match(struct store *pg, int64_t app_id,
+	    const char *fingerprint, struct schema_version *v, int *matched,
+	    struct error *e);
+int	 pg_schema_each(struct store *pg, const char *slug,
+	    void (*fn)(const struct schema_version *, void *), void *arg,
+	    struct error *e);
+int	 pg_grant(struct store *pg, int64_t app_id, int64_t schema_id,
+	    int64_t version, struct error *e);
+int	 pg_ungrant(struct store *pg, int64_t app_id, int64_t schema_id,
+	    int64_t version, struct error *e);
+int	 pg_grant_allows(struct store *pg, int64_t app_id, int64_t schema_id,
+	    int64_t version, struct error *e);
+int	 pg_template_publish(struct store *pg, struct template_version *v,
+	    struct error *e);
+int	 pg_template_get(struct store *pg, const char *slug, int64_t version,
+	    struct template_version *v, struct error *e);
+int	 pg_template_each(struct store *pg,
+	    void (*fn)(const struct template_version *, void *), void *arg,
+	    struct error *e);
+
+
+/* s-pg-data: begin.  The data helper's files; the prototypes are the
+ * members of struct store_engine. */
+int	 pg_decision_insert(struct store *pg, const struct decision *d,
+	    json_object *questions, json_object *answers, json_object *dists,
+	    struct error *e);
+int	 pg_decision_get(struct store *pg, const char *id, int64_t app_id,
+	    struct decision_row *d, struct error *e);
+int	 pg_outcome_record(struct store *pg, const char *id,
+	    json_object *values, const char *source, int64_t now_ms,
+	    struct error *e);
+int	 pg_decision_page(struct store *pg, const struct decision_range *q,
+	    int limit, void (*fn)(const char *id, int64_t created_at_ms,
+	    void *), void *arg, struct error *e);
+int	 pg_calibration_each(struct store *pg, int64_t schema_id,
+	    int64_t version, const char *question, int64_t since_ms,
+	    int (*fn)(const struct calibration_row *, void *, struct error *),
+	    void *arg, struct error *e);
+int	 pg_admission_read(struct store *pg, int64_t app_id, const char *day,
+	    int64_t *tat_ms, int64_t *tat_rate, int64_t *tat_at_ms,
+	    int64_t *used, struct error *e);
+int	 pg_admission_write(struct store *pg, int64_t app_id, const char *day,
+	    int64_t tat_ms, int64_t rate, int64_t at_ms, int64_t used,
+	    struct error *e);
+int	 pg_quota_used(struct store *pg, int64_t app_id, const char *day,
+	    int64_t *used, struct error *e);
+int	 pg_quota_charge(struct store *pg, int64_t app_id, const char *day,
+	    int64_t units, struct error *e);
+int	 pg_prune_step(struct store *pg, struct prune_range *q,
+	    int64_t *deleted, struct error *e);
+int	 pg_vacuum(struct store *pg, int max_steps, struct error *e);
+/* pg_idle(): a step of automatic retention when one is due. */
+void	 pg_retain(struct store *pg);
+/* s-pg-data: end. */
+
+#endif
