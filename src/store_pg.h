@@ -164,7 +164,7 @@ struct store {
 	int		 stale;		/* the connection broke: reconnect
 					 * before the next request */
 	int64_t		 retry_at_us;	/* no reconnecting before */
-	char		 why[256];	/* why it is not connected, or "" */
+	char		 why[512];	/* why it is not connected, or "" */
 	char		 sqlstate[6];	/* of the last failed statement */
 	unsigned char	 prepared[PG_STMT__MAX];	/* on this connection */
 	/* Automatic retention (the data helper's): one step after the

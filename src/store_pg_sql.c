@@ -119,7 +119,9 @@ const char *const pg_core_sql[PG_STMT__MAX] = {
 	[PG_SCHEMA_CREATE] =
 	    "INSERT INTO schemas (slug, created_at) VALUES ($1, $2)"
 	    " ON CONFLICT (slug) DO NOTHING",
-	[PG_SCHEMA_ID] = "SELECT id FROM schemas WHERE slug = $1",
+	/* Locked: two publishes of one slug at once number their versions
+	 * one after the other, as SQLite's one writer does. */
+	[PG_SCHEMA_ID] = "SELECT id FROM schemas WHERE slug = $1 FOR UPDATE",
 	[PG_SCHEMA_NEXT] =
 	    "SELECT coalesce(max(version), 0) + 1 FROM schema_versions"
 	    " WHERE schema_id = $1",
@@ -158,7 +160,8 @@ const char *const pg_core_sql[PG_STMT__MAX] = {
 	[PG_TEMPLATE_CREATE] =
 	    "INSERT INTO templates (slug, created_at) VALUES ($1, $2)"
 	    " ON CONFLICT (slug) DO NOTHING",
-	[PG_TEMPLATE_ID] = "SELECT id FROM templates WHERE slug = $1",
+	[PG_TEMPLATE_ID] =
+	    "SELECT id FROM templates WHERE slug = $1 FOR UPDATE",
 	[PG_TEMPLATE_NEXT] =
 	    "SELECT coalesce(max(version), 0) + 1 FROM template_versions"
 	    " WHERE template_id = $1",

@@ -1,0 +1,834 @@
+/* store_pg.c: the PostgreSQL engine's connections, schema, statements
+ * and transactions, the helpers every store_pg*.c file uses, and the
+ * engine's table (store_pg_engine).
+ *
+ * A worker keeps one connection (libpq), opened after fork, and the
+ * host's local cache file beside it (store_sqlite_open_cache), which
+ * keeps what is only a per-host speed-up: the verified-key memo and the
+ * replica cool-downs.  Everything shared lives in PostgreSQL.  The
+ * database is named "PostgreSQL" in every log line and error message,
+ * never by its URL: it may hold a password. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "json_util.h"
+#include "log.h"
+#include "metrics.h"
+#include "settings.h"
+#include "store_pg.h"
+#include "xalloc.h"
+
+/* pg_migrations[v - PG_SCHEMA_BASE] takes a database from version v to
+ * v + 1 (sql/pg/migrate-N.sql); none yet: sql/pg/schema.sql makes a
+ * database at PG_SCHEMA_VERSION, the first version the engine had. */
+#define PG_SCHEMA_BASE	6
+static const char *const pg_migrations[] = { NULL };
+
+/* Set while a failure is expected or already said (store_maintain
+ * trying again, readiness probing): nothing is logged. */
+static int quiet;
+
+/* What a failed statement's SQLSTATE means for the caller: the
+ * conditions that pass (the server going away or coming back, too many
+ * connections, a lock or serialization conflict) are a 503 with
+ * Retry-After; the class or code, and the words a client is told. */
+static const struct {
+	const char	*state;		/* a prefix of the SQLSTATE */
+	const char	*why;
+	int		 busy;		/* a conflict between writers */
+} transient[] = {
+	{ "08", "the connection failed", 0 },
+	{ "57P01", "the server is shutting down", 0 },
+	{ "57P02", "the server is shutting down", 0 },
+	{ "57P03", "the server is starting", 0 },
+	{ "53", "the server is out of resources", 0 },
+	{ "40001", "a serialization conflict", 1 },
+	{ "40P01", "a deadlock", 1 },
+	{ "55P03", "a lock time-out", 1 },
+	{ "25006", "the server is read-only", 0 },
+};
+
+void
+pg_params_init(struct pg_params *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+static void
+bind(struct pg_params *p, int i, const char *v, int len, int fmt)
+{
+	if (i < 1 || i > PG_PARAMS_MAX)
+		return;
+	p->v[i - 1] = v;
+	p->len[i - 1] = len;
+	p->fmt[i - 1] = fmt;
+	if (i > p->n)
+		p->n = i;
+}
+
+void
+pg_bind_text(struct pg_params *p, int i, const char *v)
+{
+	bind(p, i, v, 0, 0);
+}
+
+void
+pg_bind_null(struct pg_params *p, int i)
+{
+	bind(p, i, NULL, 0, 0);
+}
+
+void
+pg_bind_int(struct pg_params *p, int i, int64_t v)
+{
+	if (i < 1 || i > PG_PARAMS_MAX)
+		return;
+	snprintf(p->num[i - 1], PG_NUM_SIZE, "%lld", (long long)v);
+	bind(p, i, p->num[i - 1], 0, 0);
+}
+
+void
+pg_bind_optional(struct pg_params *p, int i, int64_t v)
+{
+	if (v > 0)
+		pg_bind_int(p, i, v);
+	else
+		pg_bind_null(p, i);
+}
+
+void
+pg_bind_double(struct pg_params *p, int i, double v)
+{
+	if (i < 1 || i > PG_PARAMS_MAX)
+		return;
+	snprintf(p->num[i - 1], PG_NUM_SIZE, "%.17g", v);
+	bind(p, i, p->num[i - 1], 0, 0);
+}
+
+void
+pg_bind_blob(struct pg_params *p, int i, const void *v, size_t len)
+{
+	bind(p, i, v, (int)len, 1);
+}
+
+int
+pg_is_null(const PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col);
+}
+
+int64_t
+pg_int(const PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? 0 :
+	    strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+double
+pg_double(const PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? 0 :
+	    strtod(PQgetvalue(r, row, col), NULL);
+}
+
+const char *
+pg_str(const PGresult *r, int row, int col)
+{
+	return PQgetisnull(r, row, col) ? NULL : PQgetvalue(r, row, col);
+}
+
+void
+pg_copy(const PGresult *r, int row, int col, char *buf, size_t size)
+{
+	const char *v = pg_str(r, row, col);
+
+	snprintf(buf, size, "%s", v ? v : "");
+}
+
+static int
+hex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Text results give bytea in the hex format ("\x" and two digits a
+ * byte), the server's default since 9.0. */
+int
+pg_blob(const PGresult *r, int row, int col, unsigned char *out,
+    size_t size)
+{
+	const char	*v = pg_str(r, row, col);
+	size_t		 i;
+	int		 hi, lo;
+
+	if (v == NULL || strncmp(v, "\\x", 2) != 0 ||
+	    strlen(v + 2) != size * 2)
+		return 0;
+	for (i = 0; i < size; i++) {
+		if ((hi = hex(v[2 + 2 * i])) == -1 ||
+		    (lo = hex(v[3 + 2 * i])) == -1)
+			return 0;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 1;
+}
+
+int
+pg_json(const char *text, json_object **out, const char *what,
+    struct error *e)
+{
+	if (text == NULL || (*out = ju_parse(text)) == NULL)
+		return error_set(e, ERR_INTERNAL, NULL,
+		    "the stored %s is not JSON", what);
+	return 0;
+}
+
+static int
+unavailable(struct error *e, const char *why)
+{
+	error_set(e, ERR_UNAVAILABLE, NULL,
+	    "the database is not available (%s); try again", why);
+	e->retry_after_ms = PG_RETRY_MS;
+	return -1;
+}
+
+int
+pg_unique_violation(const struct store *pg)
+{
+	return strcmp(pg->sqlstate, "23505") == 0;
+}
+
+int
+pg_fail(struct store *pg, const PGresult *r, struct error *e,
+    const char *what)
+{
+	const char	*state = r ? PQresultErrorField(r,
+			    PG_DIAG_SQLSTATE) : NULL;
+	const char	*msg = r ? PQresultErrorField(r,
+			    PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	size_t		 i;
+
+	snprintf(pg->sqlstate, sizeof(pg->sqlstate), "%s",
+	    state ? state : "");
+	if (pg_unique_violation(pg))
+		return error_set(e, ERR_INTERNAL, NULL, "database error");
+	/* No result, or none with a state: the connection itself. */
+	if (pg->conn == NULL || PQstatus(pg->conn) == CONNECTION_BAD ||
+	    state == NULL) {
+		pg->stale = pg->conn == NULL ||
+		    PQstatus(pg->conn) == CONNECTION_BAD;
+		if (!quiet)
+			log_warn("PostgreSQL: %s: the connection failed%s",
+			    what, pg->stale ? "; reconnecting" : "");
+		return unavailable(e, "the connection failed");
+	}
+	/* A data exception's message quotes the value: the state of a
+	 * decision, say.  Only the code is logged. */
+	if (!quiet)
+		log_warn("PostgreSQL: %s: %s (SQLSTATE %s)", what,
+		    strncmp(state, "22", 2) != 0 && msg ? msg :
+		    "invalid data", state);
+	for (i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
+		if (strncmp(state, transient[i].state,
+		    strlen(transient[i].state)) == 0) {
+			if (transient[i].busy)
+				metrics_db_busy();
+			if (strncmp(state, "57P", 3) == 0)
+				pg->stale = 1;	/* the session is gone */
+			return unavailable(e, transient[i].why);
+		}
+	return error_set(e, ERR_INTERNAL, NULL, "database error");
+}
+
+PGresult *
+pg_exec(struct store *pg, enum pg_stmt id, const struct pg_params *p,
+    struct error *e, const char *what)
+{
+	const char	*text = pg_text(id);
+	char		 name[16];
+	PGresult	*r;
+	ExecStatusType	 rs;
+
+	if (pg->conn == NULL) {
+		/* The cause is in the log; the client learns no URL. */
+		unavailable(e, "no connection");
+		return NULL;
+	}
+	if (text == NULL) {
+		error_set(e, ERR_INTERNAL, NULL, "no statement %d", (int)id);
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "s%d", (int)id);
+	if (!pg->prepared[id]) {
+		r = PQprepare(pg->conn, name, text, 0, NULL);
+		if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
+			pg_fail(pg, r, e, "prepare");
+			PQclear(r);
+			return NULL;
+		}
+		PQclear(r);
+		pg->prepared[id] = 1;
+	}
+	r = PQexecPrepared(pg->conn, name, p ? p->n : 0, p ? p->v : NULL,
+	    p ? p->len : NULL, p ? p->fmt : NULL, 0);
+	rs = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+	if (rs != PGRES_TUPLES_OK && rs != PGRES_COMMAND_OK) {
+		pg_fail(pg, r, e, what);
+		PQclear(r);
+		return NULL;
+	}
+	return r;
+}
+
+int64_t
+pg_run(struct store *pg, enum pg_stmt id, const struct pg_params *p,
+    struct error *e, const char *what)
+{
+	PGresult	*r = pg_exec(pg, id, p, e, what);
+	const char	*n;
+	int64_t		 changed;
+
+	if (r == NULL)
+		return -1;
+	n = PQcmdTuples(r);
+	changed = n != NULL && *n != '\0' ? strtoll(n, NULL, 10) : 0;
+	PQclear(r);
+	return changed;
+}
+
+int
+pg_lookup(struct store *pg, enum pg_stmt id, const struct pg_params *p,
+    struct error *e, const char *what,
+    void (*read)(const PGresult *, int, void *), void *out)
+{
+	PGresult	*r = pg_exec(pg, id, p, e, what);
+	int		 found;
+
+	if (r == NULL)
+		return -1;
+	if ((found = PQntuples(r) > 0))
+		read(r, 0, out);
+	PQclear(r);
+	return found;
+}
+
+/* A connection, or NULL with why set: libpq's reason, unless it could
+ * hold a part of the connection string (one that does not parse may
+ * quote it, password and all). */
+static PGconn *
+connect_url(const char *url, const char *timeout, char *why, size_t size)
+{
+	const char *const keys[] = { "connect_timeout", "dbname",
+	    "fallback_application_name", "client_encoding", NULL };
+	const char *const values[] = { timeout, url, "evalgate", "UTF8",
+	    NULL };
+	PQconninfoOption	*opts, *o;
+	char			*err = NULL, *nl;
+	const char		*password = NULL;
+	PGconn			*conn;
+
+	if ((opts = PQconninfoParse(url, &err)) == NULL) {
+		PQfreemem(err);
+		snprintf(why, size, "SERVICE_DB_URL is not a connection "
+		    "string libpq accepts");
+		return NULL;
+	}
+	for (o = opts; o->keyword != NULL; o++)
+		if (strcmp(o->keyword, "password") == 0 && o->val != NULL &&
+		    *o->val != '\0')
+			password = o->val;
+	conn = PQconnectdbParams(keys, values, 1);
+	if (conn != NULL && PQstatus(conn) == CONNECTION_OK) {
+		PQconninfoFree(opts);
+		return conn;
+	}
+	snprintf(why, size, "%s", conn ? PQerrorMessage(conn) :
+	    "out of memory");
+	while ((nl = strrchr(why, '\n')) != NULL && nl[1] == '\0')
+		*nl = '\0';
+	for (nl = why; (nl = strchr(nl, '\n')) != NULL; )
+		*nl = ' ';
+	if (password != NULL && strstr(why, password) != NULL)
+		snprintf(why, size, "cannot connect");
+	PQconninfoFree(opts);
+	PQfinish(conn);
+	return NULL;
+}
+
+/* Closes the connection and forgets its statements. */
+static void
+disconnect(struct store *pg)
+{
+	PQfinish(pg->conn);
+	pg->conn = NULL;
+	memset(pg->prepared, 0, sizeof(pg->prepared));
+	kept_free(pg->kept);
+	pg->kept = NULL;
+	pg->in_tx = 0;
+	pg->in_read = 0;
+	pg->stale = 0;
+}
+
+static int
+schema_version(struct store *pg, struct error *e)
+{
+	PGresult	*r = pg_exec(pg, PG_VERSION, NULL, e, "schema version");
+	int		 v;
+
+	if (r == NULL)
+		return -1;
+	v = PQntuples(r) == 1 ? (int)pg_int(r, 0, 0) : 0;
+	PQclear(r);
+	return v;
+}
+
+/* Opens pg's connection: 0, or -1 with e set and pg unconnected. */
+static int
+connect_db(struct store *pg, struct error *e)
+{
+	char	timeout[16], why[256];
+	int	v;
+
+	snprintf(timeout, sizeof(timeout), "%d", PG_CONNECT_TIMEOUT_S);
+	if ((pg->conn = connect_url(pg->settings->db_url, timeout, why,
+	    sizeof(why))) == NULL) {
+		error_set(e, ERR_UNAVAILABLE, NULL,
+		    "cannot connect to PostgreSQL: %s", why);
+		e->retry_after_ms = PG_RETRY_MS;
+		return -1;
+	}
+	if (pg_run(pg, pg->sync_full ? PG_SYNC_ON : PG_SYNC_OFF, NULL, e,
+	    "synchronous_commit") == -1 || (v = schema_version(pg, e)) == -1)
+		goto fail;
+	if (v != PG_SCHEMA_VERSION) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "PostgreSQL: schema "
+		    "version %d, want %d: run evalgate-admin init", v,
+		    PG_SCHEMA_VERSION);
+		e->retry_after_ms = PG_RETRY_MS;
+		goto fail;
+	}
+	return 0;
+fail:
+	disconnect(pg);
+	return -1;
+}
+
+/* An unconnected store, with the host's cache beside it. */
+static struct store *
+store_new(const struct settings *s)
+{
+	struct store *pg = xmalloc(sizeof(*pg));
+
+	memset(pg, 0, sizeof(*pg));
+	pg->engine = &store_pg_engine;
+	pg->settings = s;
+	pg->sync_full = s->db_sync == DB_SYNC_FULL;
+	pg->local = store_sqlite_open_cache(s);
+	return pg;
+}
+
+struct store *
+pg_open(const struct settings *s, struct error *e)
+{
+	struct store *pg = store_new(s);
+
+	if (connect_db(pg, e) == -1) {
+		if (!quiet)
+			log_warn("database: %s", e->message);
+		pg_close(pg);
+		return NULL;
+	}
+	return pg;
+}
+
+struct store *
+pg_open_lazy(const struct settings *s)
+{
+	struct store *pg = store_new(s);
+
+	pg_maintain(pg);
+	return pg;
+}
+
+void
+pg_maintain(struct store *pg)
+{
+	struct error	 e = { 0 };
+	int64_t		 now = clock_mono_us();
+	int		 rc;
+
+	store_maintain(pg->local);
+	if ((pg->conn != NULL && !pg->stale &&
+	    PQstatus(pg->conn) == CONNECTION_OK) || now < pg->retry_at_us)
+		return;
+	pg->retry_at_us = now + PG_RETRY_MS * 1000;
+	if (pg->conn != NULL)
+		disconnect(pg);
+	quiet = pg->why[0] != '\0';	/* already said */
+	rc = connect_db(pg, &e);
+	quiet = 0;
+	if (rc == 0) {
+		if (pg->why[0] != '\0')
+			log_info("database: connected to PostgreSQL again");
+		pg->why[0] = '\0';
+	} else {
+		/* The failure is logged when it changes, not every second. */
+		if (strcmp(pg->why, e.message) != 0)
+			log_warn("database: unavailable, trying again every"
+			    " %d ms: %s", PG_RETRY_MS, e.message);
+		snprintf(pg->why, sizeof(pg->why), "%s", e.message);
+	}
+	error_clear(&e);
+}
+
+void
+pg_idle(struct store *pg)
+{
+	store_idle(pg->local);
+	/* s-pg-data: the retention step, pg_retain(pg), goes here. */
+}
+
+void
+pg_close(struct store *pg)
+{
+	if (pg == NULL)
+		return;
+	disconnect(pg);
+	store_close(pg->local);
+	free(pg);
+}
+
+/* Whether a decision could be written now, on a connection of its own:
+ * it connects, answers a query, and takes the row lock every catalog
+ * change takes within PG_READY_WAIT_MS (rolled back: nothing is
+ * written).  A lock held longer is not ready; the wait is short so that
+ * readiness never queues behind writers. */
+static int
+writable(const struct settings *s)
+{
+	struct store		 probe;
+	struct pg_params	 p;
+	struct error		 e = { 0 };
+	char			 why[256], ms[16];
+	int			 ok;
+
+	memset(&probe, 0, sizeof(probe));
+	probe.engine = &store_pg_engine;
+	probe.settings = s;
+	if ((probe.conn = connect_url(s->db_url, "2", why,
+	    sizeof(why))) == NULL)
+		return 0;
+	snprintf(ms, sizeof(ms), "%dms", PG_READY_WAIT_MS);
+	pg_params_init(&p);
+	pg_bind_text(&p, 1, ms);
+	quiet = 1;
+	ok = pg_run(&probe, PG_BEGIN, NULL, &e, "ready") == 0 &&
+	    pg_run(&probe, PG_LOCK_TIMEOUT, &p, &e, "ready") >= 0 &&
+	    pg_run(&probe, PG_READY_READ, NULL, &e, "ready") == 1 &&
+	    pg_run(&probe, PG_READY_WRITE, NULL, &e, "ready") == 1;
+	pg_run(&probe, PG_ROLLBACK, NULL, &e, "ready");
+	quiet = 0;
+	error_clear(&e);
+	PQfinish(probe.conn);
+	return ok;
+}
+
+void
+pg_ready(struct store *pg, int *db_ok, int *cache_ok)
+{
+	int unused;
+
+	*db_ok = writable(pg->settings);
+	store_ready(pg->local, &unused, cache_ok);
+}
+
+/* Creates the schema in a new database, or takes an older one to this
+ * program's version, in one transaction; refuses a newer one.  Several
+ * at once wait for each other (an advisory lock). */
+static int
+migrate(struct store *pg, struct error *e)
+{
+	PGresult	*r;
+	int		 v, has;
+
+	if (pg_run(pg, PG_BEGIN, NULL, e, "begin") == -1)
+		return -1;
+	pg->in_tx = 1;
+	if (pg_run(pg, PG_INIT_LOCK, NULL, e, "lock") == -1 ||
+	    (r = pg_exec(pg, PG_HAS_SCHEMA, NULL, e, "schema")) == NULL)
+		goto fail;
+	has = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+	PQclear(r);
+	if (!has) {
+		/* The compiled-in file, several statements without a
+		 * parameter: the simple query protocol. */
+		r = PQexec(pg->conn, pg_schema_sql);
+		if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
+			pg_fail(pg, r, e, "create the schema");
+			PQclear(r);
+			goto fail;
+		}
+		PQclear(r);
+	}
+	if ((v = schema_version(pg, e)) == -1)
+		goto fail;
+	if (v > PG_SCHEMA_VERSION || v < PG_SCHEMA_BASE) {
+		error_set(e, ERR_INTERNAL, NULL, "PostgreSQL: schema version "
+		    "%d is %s this program (%d)", v, v > PG_SCHEMA_VERSION ?
+		    "newer than" : "unknown to", PG_SCHEMA_VERSION);
+		goto fail;
+	}
+	for (; v < PG_SCHEMA_VERSION; v++) {
+		r = PQexec(pg->conn, pg_migrations[v - PG_SCHEMA_BASE]);
+		if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
+			pg_fail(pg, r, e, "migrate");
+			PQclear(r);
+			goto fail;
+		}
+		PQclear(r);
+	}
+	return pg_commit(pg, e);
+fail:
+	pg_rollback(pg);
+	return -1;
+}
+
+int
+pg_init(const struct settings *s, struct error *e)
+{
+	struct store	*pg = store_new(s);
+	char		 timeout[16], why[256];
+	int		 unused, cache_ok, rc = -1;
+
+	snprintf(timeout, sizeof(timeout), "%d", PG_CONNECT_TIMEOUT_S);
+	if ((pg->conn = connect_url(s->db_url, timeout, why,
+	    sizeof(why))) == NULL) {
+		error_set(e, ERR_UNAVAILABLE, NULL,
+		    "cannot connect to PostgreSQL: %s", why);
+		goto out;
+	}
+	if (migrate(pg, e) == -1)
+		goto out;
+	/* The host's cache file, made by store_new(). */
+	store_ready(pg->local, &unused, &cache_ok);
+	if (!cache_ok) {
+		error_set(e, ERR_UNAVAILABLE, NULL,
+		    "cannot create the cache %s", s->cache_path);
+		goto out;
+	}
+	rc = 0;
+out:
+	pg_close(pg);
+	return rc;
+}
+
+/* The catalog's generation: -1 when it cannot be read (no row is then
+ * given from what is kept).  A connection found lost is opened again
+ * at once, if it may be: the request need not fail. */
+static int64_t
+generation(struct store *pg)
+{
+	struct error	 e = { 0 };
+	PGresult	*r;
+	int64_t		 n = -1;
+
+	if ((r = pg_exec(pg, PG_GENERATION, NULL, &e, "generation")) ==
+	    NULL && pg->stale) {
+		error_clear(&e);
+		pg_maintain(pg);
+		r = pg_exec(pg, PG_GENERATION, NULL, &e, "generation");
+	}
+	error_clear(&e);
+	if (r != NULL && PQntuples(r) == 1)
+		n = pg_int(r, 0, 0);
+	PQclear(r);
+	if (pg->kept == NULL)
+		pg->kept = kept_new();
+	return n;
+}
+
+/* No transaction: each lookup reads the latest committed rows, and the
+ * kept ones are those of the generation read first (kept.h). */
+void
+pg_read_begin(struct store *pg)
+{
+	int64_t n;
+
+	if (pg == NULL || pg->in_tx || pg->in_read)
+		return;
+	n = generation(pg);	/* may reconnect: kept afresh */
+	pg->in_read = 1;
+	kept_begin(pg->kept, n);
+}
+
+void
+pg_read_end(struct store *pg)
+{
+	if (pg == NULL || !pg->in_read)
+		return;
+	pg->in_read = 0;
+	if (pg->kept != NULL)
+		kept_end(pg->kept);
+}
+
+int
+pg_begin(struct store *pg, struct error *e)
+{
+	pg_read_end(pg);
+	if (pg_run(pg, PG_BEGIN, NULL, e, "begin") == -1)
+		return -1;
+	pg->in_tx = 1;
+	return 0;
+}
+
+/* Admission's transaction: an ordinary one on PostgreSQL, where its
+ * rows are (admission_read locks the application's). */
+int
+pg_begin_counters(struct store *pg, struct error *e)
+{
+	return pg_begin(pg, e);
+}
+
+int
+pg_commit(struct store *pg, struct error *e)
+{
+	PGresult *r = pg_exec(pg, PG_COMMIT, NULL, e, "commit");
+
+	if (r == NULL) {
+		pg_rollback(pg);
+		return -1;
+	}
+	pg->in_tx = 0;
+	/* COMMIT ends a transaction a failed statement aborted with
+	 * ROLLBACK, and says so only in its tag. */
+	if (strcmp(PQcmdStatus(r), "COMMIT") != 0) {
+		PQclear(r);
+		if (!quiet)
+			log_warn("PostgreSQL: commit: the transaction had "
+			    "failed and was rolled back");
+		return error_set(e, ERR_INTERNAL, NULL, "database error");
+	}
+	PQclear(r);
+	return 0;
+}
+
+void
+pg_rollback(struct store *pg)
+{
+	struct error e = { 0 };
+
+	if (!pg->in_tx)
+		return;
+	pg->in_tx = 0;
+	if (pg->conn != NULL && PQstatus(pg->conn) == CONNECTION_OK)
+		pg_run(pg, PG_ROLLBACK, NULL, &e, "rollback");
+	error_clear(&e);
+}
+
+int
+pg_audit(struct store *pg, const char *actor, const char *action,
+    const char *target, json_object *details, struct error *e)
+{
+	struct pg_params p;
+
+	pg_params_init(&p);
+	pg_bind_int(&p, 1, clock_now_ms());
+	pg_bind_text(&p, 2, actor);
+	pg_bind_text(&p, 3, action);
+	pg_bind_text(&p, 4, target);
+	pg_bind_text(&p, 5, details ? json_object_to_json_string_ext(
+	    details, JSON_C_TO_STRING_PLAIN) : NULL);
+	return pg_run(pg, PG_AUDIT, &p, e, "audit") == -1 ? -1 : 0;
+}
+
+/* The host's cache keeps these (store_engine.h). */
+int
+pg_memo_has(struct store *pg, const unsigned char mac[32],
+    const char *prefix)
+{
+	return store_memo_has(pg->local, mac, prefix);
+}
+
+void
+pg_memo_put(struct store *pg, const unsigned char mac[32],
+    const char *prefix, int64_t now_ms)
+{
+	store_memo_put(pg->local, mac, prefix, now_ms);
+}
+
+int64_t
+pg_cooldown_until(struct store *pg, const char *url)
+{
+	return store_cooldown_until(pg->local, url);
+}
+
+void
+pg_cooldown_set(struct store *pg, const char *url, int64_t until_ms)
+{
+	store_cooldown_set(pg->local, url, until_ms);
+}
+
+const struct store_engine store_pg_engine = {
+	.name = "postgresql",
+	.host_admission = 0,
+	.init = pg_init,
+	.open = pg_open,
+	.open_lazy = pg_open_lazy,
+	.maintain = pg_maintain,
+	.idle = pg_idle,
+	.close = pg_close,
+	.ready = pg_ready,
+	.begin = pg_begin,
+	.read_begin = pg_read_begin,
+	.read_end = pg_read_end,
+	.begin_counters = pg_begin_counters,
+	.commit = pg_commit,
+	.rollback = pg_rollback,
+	.audit = pg_audit,
+	.memo_has = pg_memo_has,
+	.memo_put = pg_memo_put,
+	.cooldown_until = pg_cooldown_until,
+	.cooldown_set = pg_cooldown_set,
+	.app_insert = pg_app_insert,
+	.app_update = pg_app_update,
+	.app_by_name = pg_app_by_name,
+	.app_by_id = pg_app_by_id,
+	.app_each = pg_app_each,
+	.key_insert = pg_key_insert,
+	.key_by_prefix = pg_key_by_prefix,
+	.key_revoke = pg_key_revoke,
+	.key_set_check = pg_key_set_check,
+	.key_each = pg_key_each,
+	.backend_insert = pg_backend_insert,
+	.backend_set_enabled = pg_backend_set_enabled,
+	.backend_update = pg_backend_update,
+	.backend_by_name = pg_backend_by_name,
+	.backend_by_id = pg_backend_by_id,
+	.backend_each = pg_backend_each,
+	.schema_publish = pg_schema_publish,
+	.schema_get = pg_schema_get,
+	.schema_match = pg_schema_match,
+	.schema_each = pg_schema_each,
+	.grant = pg_grant,
+	.ungrant = pg_ungrant,
+	.grant_allows = pg_grant_allows,
+	.template_publish = pg_template_publish,
+	.template_get = pg_template_get,
+	.template_each = pg_template_each,
+
+
+	/* s-pg-data: begin.  Its members: decision_insert, decision_get,
+	 * outcome_record, decision_page, calibration_each, admission_read,
+	 * admission_write, quota_used, quota_charge, prune_step, vacuum. */
+	/* s-pg-data: end. */
+};
