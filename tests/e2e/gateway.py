@@ -7,10 +7,20 @@ process, and a tiny TAP emitter the test files share.
 
 Nothing here imitates the gateway: every request goes through lighttpd,
 mod_fastcgi and the worker as a user's would.
+
+The storage engine is SQLite unless EVALGATE_TEST_ENGINE=postgresql:
+then each Gateway has a database of its own in a throw-away PostgreSQL
+cluster the test program starts (tests/e2e/pg.py), SERVICE_DB_URL for
+the workers and `evalgate-admin --db URL` for the console, and its own
+cache file and pepper in its directory.  g.sql() reads and writes the
+database whichever it is; a check that only means something for SQLite
+is skipped, with the reason, through TAP.sqlite_only().  In a build
+without the PostgreSQL engine such a run is skipped as a whole.
 """
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -21,6 +31,8 @@ import tempfile
 import time
 import traceback
 import http.client
+
+import pg
 
 BUILDDIR = os.environ.get("EVALGATE_BUILDDIR",
                           os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -33,6 +45,26 @@ FAKE_UPSTREAM = os.path.abspath(os.path.join(SRCDIR, "tests", "e2e",
 FAKE_OPENAI = os.path.abspath(os.path.join(SRCDIR, "tests", "e2e",
                                            "fake_openai.py"))
 ERRORS = os.path.abspath(os.path.join(SRCDIR, "errors"))  # status-*.html
+ENGINE = os.environ.get("EVALGATE_TEST_ENGINE") or "sqlite"
+if ENGINE not in ("sqlite", "postgresql"):
+    raise SystemExit("EVALGATE_TEST_ENGINE=%s: want sqlite or postgresql"
+                     % ENGINE)
+
+
+def skip_all(reason):
+    """Skips the whole test program (TAP's plan of none), saying why."""
+    print("1..0 # SKIP " + reason)
+    sys.stdout.flush()
+    raise SystemExit(0)
+
+
+def require_postgresql():
+    """Skips the test program unless this build has the PostgreSQL
+    engine."""
+    if not pg.built(BUILDDIR):
+        skip_all("this build has no PostgreSQL engine (configure "
+                 "--with-postgresql)")
+
 
 
 def free_port():
@@ -66,31 +98,67 @@ class Response:
 
 
 class Gateway:
-    """One lighttpd + worker pool over one fresh database."""
+    """One lighttpd + worker pool over one fresh database: a SQLite file
+    (self.db), or with engine "postgresql" (EVALGATE_TEST_ENGINE's by
+    default) a new database of the program's PostgreSQL cluster
+    (self.pg, self.pgdb, self.url).  share: another PostgreSQL Gateway
+    whose database this one uses too, a second host beside it: the
+    database is not made again, and its pepper is copied here (as an
+    operator copies it to a new host) so that its keys authenticate."""
 
     def __init__(self, workers=2, env=None, admin_listener=True,
-                 worker=None):
+                 worker=None, engine=None, share=None):
         self.dir = tempfile.mkdtemp(prefix="evalgate-e2e-")
         self.worker = worker or WORKER  # another FastCGI program: bench/
         self.port = free_port()
         self.admin_port = free_port() if admin_listener else None
         self.workers = workers
+        self.engine = "postgresql" if share is not None else \
+            engine or ENGINE
+        self.pg = self.pgdb = self.url = None
         self.env = {
-            "SERVICE_DB_PATH": os.path.join(self.dir, "evalgate.db"),
             "SERVICE_ADMIN_LISTEN": "127.0.0.1:%d" % self.admin_port
             if admin_listener else "",
         }
+        if self.engine == "postgresql":
+            require_postgresql()
+            self.pg = share.pg if share is not None else pg.cluster()
+            self.pgdb = share.pgdb if share is not None else \
+                self.pg.create_database()
+            self.url = self.pg.url(self.pgdb)
+            # No SERVICE_DB_PATH: nothing may be written to a SQLite
+            # database; the cache and the pepper are this host's.
+            self.env.update({
+                "SERVICE_DB_URL": self.url,
+                "SERVICE_CACHE_PATH": os.path.join(self.dir, "cache.db"),
+                "SERVICE_PEPPER_FILE": os.path.join(self.dir, "pepper"),
+            })
+        else:
+            self.env["SERVICE_DB_PATH"] = os.path.join(self.dir,
+                                                       "evalgate.db")
         self.env.update(env or {})
-        self.db = self.env["SERVICE_DB_PATH"]   # the caller's, if given
+        self.db = self.env.get("SERVICE_DB_PATH")   # the caller's, if given
         self.proc = None
+        if share is not None:
+            shutil.copy2(share.env["SERVICE_PEPPER_FILE"],
+                         self.env["SERVICE_PEPPER_FILE"])
+            return
         self.admin("init")
+        if self.engine == "postgresql":
+            # The console made its tables in PostgreSQL, not in a file.
+            self.sql("SELECT v FROM schema_version")
 
     # -- the console -----------------------------------------------------
+    def admin_argv(self, args):
+        """The console's command line: --db URL first on PostgreSQL."""
+        return [ADMIN] + (["--db", self.url] if self.url else []) + \
+            list(args)
+
     def admin(self, *args, check=True, env=None):
         e = dict(os.environ)
         e.update(self.env)
         e.update(env or {})
-        p = subprocess.run([ADMIN] + list(args), env=e,
+        p = subprocess.run(self.admin_argv(args), env=e,
                            capture_output=True, text=True, timeout=60)
         if check and p.returncode != 0:
             raise RuntimeError("evalgate-admin %s: exit %d: %s" %
@@ -264,9 +332,17 @@ fastcgi.server = ( "/" => ((
         return reports
 
     def sql(self, query, args=(), cache=False):
-        """Runs one statement on the database (or the cache) file, as an
-        operator would with sqlite3, and returns its rows."""
-        path = os.path.join(self.dir, "cache.db") if cache else self.db
+        """Runs one statement on the database (or the cache file), as an
+        operator would with sqlite3 or psql, and returns its rows as
+        tuples.  ? marks a parameter (?N the Nth) on either engine; the
+        SQL itself must be what both understand, or the caller's
+        choice by g.engine."""
+        if self.engine == "postgresql" and not cache:
+            return self.pg.query(self.pgdb, query, args)
+        path = self.db
+        if cache:
+            path = self.env.get("SERVICE_CACHE_PATH") or \
+                os.path.join(self.dir, "cache.db")
         db = sqlite3.connect(path, timeout=30)
         try:
             rows = db.execute(query, args).fetchall()
@@ -394,6 +470,21 @@ class TAP:
         sys.stdout.flush()
         return cond
 
+    def skip(self, name, reason):
+        """One check that does not apply here, and why (TAP's SKIP)."""
+        self.n += 1
+        print("ok %d - %s # SKIP %s" % (self.n, name, reason))
+        sys.stdout.flush()
+
+    def sqlite_only(self, g, name, reason=None):
+        """Whether g runs on SQLite, where the checks `name` apply; on
+        another engine, one skipped check saying so and why."""
+        if g.engine == "sqlite":
+            return True
+        self.skip(name, "SQLite only: " + (reason or "a property of the "
+                                             "SQLite file"))
+        return False
+
     def eq(self, got, want, name):
         return self.ok(got == want, name,
                        "got:  %r\nwant: %r" % (got, want))
@@ -423,6 +514,22 @@ class TAP:
                 self.ok(False, "%s raised" % fn.__name__,
                         traceback.format_exc())
 
+    def pg_stop(self):
+        """Stops the program's PostgreSQL cluster: it must stop cleanly.
+        The server's ERROR, FATAL and PANIC lines are shown (as comments:
+        a refused statement may be the engine's way)."""
+        log = pg.CLUSTER.log()
+        said = []
+        for line in log.splitlines():
+            m = re.search(r"\b(ERROR|FATAL|PANIC):\s+(.*)", line)
+            if m and m.group(0) not in said:
+                said.append(m.group(0))
+        for line in said[:20]:
+            print("# PostgreSQL: " + line)
+        self.ok(pg.shutdown(), "the PostgreSQL cluster stopped cleanly")
+        self.ok(not any(s.startswith("PANIC") for s in said),
+                "PostgreSQL never panicked", "\n".join(said))
+
     def stop_clean(self, g, what="no sanitizer reports"):
         """Stops g (workers exit, LeakSanitizer reports) and checks that
         no sanitizer said anything."""
@@ -430,6 +537,8 @@ class TAP:
         return self.eq(g.sanitizer_reports(), [], what)
 
     def done(self):
+        if pg.CLUSTER is not None:
+            self.pg_stop()
         print("1..%d" % self.n)
         sys.stdout.flush()
         return 0
@@ -438,7 +547,6 @@ class TAP:
 # -- Apache with mod_fcgid ----------------------------------------------
 
 import pwd  # noqa: E402  (this part was added after the lighttpd one)
-import re   # noqa: E402
 
 APACHE = "/usr/sbin/apache2"
 APACHE_MODULES = "/usr/lib/apache2/modules"
@@ -516,7 +624,7 @@ class ApacheGateway(Gateway):
         kw = {}
         if self.user is not None:
             kw = {"user": self.user, "group": self.user, "extra_groups": []}
-        p = subprocess.run([ADMIN] + list(args), env=e, capture_output=True,
+        p = subprocess.run(self.admin_argv(args), env=e, capture_output=True,
                            text=True, timeout=60, cwd=self.dir, **kw)
         if check and p.returncode != 0:
             raise RuntimeError("evalgate-admin %s: exit %d: %s" %

@@ -12,7 +12,6 @@ as JSON lines across several internal pages, outcomes included."""
 import json
 import os
 import re
-import sqlite3
 
 from gateway import Gateway, TAP
 
@@ -55,21 +54,12 @@ class Admin:
 
 
 def audit_rows(g, actor=ADMIN_APP):
-    db = sqlite3.connect(g.db)
-    try:
-        return db.execute("SELECT actor, action, target, details, at_ms"
-                          " FROM audit_log WHERE actor = ? ORDER BY id",
-                          (actor,)).fetchall()
-    finally:
-        db.close()
+    return g.sql("SELECT actor, action, target, details, at_ms"
+                 " FROM audit_log WHERE actor = ? ORDER BY id", (actor,))
 
 
 def count(g, sql):
-    db = sqlite3.connect(g.db)
-    try:
-        return db.execute(sql).fetchone()[0]
-    finally:
-        db.close()
+    return g.sql(sql)[0][0]
 
 
 def field_of(r):

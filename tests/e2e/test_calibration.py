@@ -15,7 +15,6 @@ import math
 import os
 import random
 import shutil
-import sqlite3
 import subprocess
 import tempfile
 
@@ -436,11 +435,8 @@ def test_apply(t, g, up, report, key):
     shown = json.loads(g.admin_request(
         "GET", "/admin/v1/schemas/cal/versions/2", key=g.admin_key).body)
     t.eq(shown["questions"], QUESTIONS, "the same questions, texts too")
-    db = sqlite3.connect(g.db)
-    audit = db.execute("SELECT actor, action, target, details FROM"
-                       " audit_log WHERE action = 'schema.publish'"
-                       " ORDER BY id").fetchall()
-    db.close()
+    audit = g.sql("SELECT actor, action, target, details FROM"
+                  " audit_log WHERE action = 'schema.publish' ORDER BY id")
     details = json.loads(audit[-1][3])
     t.ok(audit[-1][:3] == ("console", "schema.publish", "cal") and
          details.get("calibrated_from") == 1 and

@@ -8,7 +8,6 @@ of conflicting outcomes posted at once."""
 
 import json
 import re
-import sqlite3
 import threading
 import time
 
@@ -57,11 +56,7 @@ def setup(g):
 
 
 def db_query(g, sql, *args):
-    db = sqlite3.connect(g.db, timeout=10)
-    try:
-        return db.execute(sql, args).fetchall()
-    finally:
-        db.close()
+    return g.sql(sql, args)
 
 
 def evaluate(g, key, state=SECRET_STATE, **extra):

@@ -4,6 +4,7 @@ key), the body limit and readiness, over real lighttpd."""
 
 import os
 import re
+import time
 
 from gateway import Gateway, TAP
 
@@ -129,7 +130,31 @@ def test_guessing_costs_nothing(t, g):
          "and the right key, never used before, works")
 
 
-def test_ready_fails_without_database(t, g):
+def refuse_connections(g, refuse):
+    """PostgreSQL: the gateway's database refuses new connections (and
+    its workers' sessions are ended), or accepts them again."""
+    g.pg.query("postgres", "ALTER DATABASE %s WITH ALLOW_CONNECTIONS %s"
+               % (g.pgdb, "false" if refuse else "true"))
+    if refuse:
+        g.pg.query("postgres", "SELECT pg_terminate_backend(pid) FROM"
+                   " pg_stat_activity WHERE datname = ?", (g.pgdb,))
+
+
+def ready_again(g, timeout=15):
+    """The first status of /health/ready that is 200 within timeout
+    seconds (a worker reconnects by itself, at most every second), or
+    the last one."""
+    end = time.time() + timeout
+    while True:
+        st = g.get("/health/ready").status
+        if st == 200 or time.time() > end:
+            return st
+        time.sleep(0.2)
+
+
+def test_ready_fails_without_database(t, g, key):
+    if g.engine == "postgresql":
+        return ready_without_postgresql(t, g, key)
     os.rename(g.db, g.db + ".away")
     try:
         r = g.get("/health/ready")
@@ -157,6 +182,35 @@ def test_ready_fails_without_database(t, g):
     t.eq(g.get("/health/ready").status, 200, "ready again once repaired")
 
 
+def ready_without_postgresql(t, g, key):
+    """The SQLite test's file moved away or overwritten, on PostgreSQL:
+    the database refuses connections."""
+    refuse_connections(g, True)
+    try:
+        r = g.get("/health/ready")
+        t.eq(r.status, 503, "ready is 503 when PostgreSQL refuses "
+             "connections to the database")
+        t.eq(r.json().get("database"), False, "and says the database")
+        t.eq(r.json().get("cache"), True, "and that the cache answers")
+        t.ok("retry-after" in r.headers, "503 carries Retry-After")
+        err = r.json().get("error", {})
+        t.ok(err.get("code") == "service_unavailable" and
+             err.get("message") and isinstance(err.get("details"), dict),
+             "the 503 carries the spec's error object too", r.body)
+        r = g.get("/v1/models", key=key)
+        t.error_is(r, 503, "service_unavailable", "an authenticated call "
+                   "meanwhile is 503 service_unavailable")
+        t.ok(r.headers.get("retry-after", "").isdigit(),
+             "with Retry-After", r.headers)
+        t.ok(g.url not in g.log() + r.body.decode(),
+             "neither the log nor the answer has the URL")
+    finally:
+        refuse_connections(g, False)
+    t.eq(ready_again(g), 200, "ready again once it accepts them, the "
+         "workers reconnected by themselves")
+    t.eq(g.get("/v1/models", key=key).status, 200, "and calls answer")
+
+
 def main():
     t = TAP()
     g = Gateway(workers=2)
@@ -167,8 +221,8 @@ def main():
                test_body_limit], g)
         t.run([test_unauthenticated], g, key)
         t.run([test_expired_and_revoked, test_argon2_once,
-               test_guessing_costs_nothing, test_ready_fails_without_database],
-              g)
+               test_guessing_costs_nothing], g)
+        t.run([test_ready_fails_without_database], g, key)
         t.stop_clean(g)
     finally:
         g.cleanup()

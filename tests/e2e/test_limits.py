@@ -8,13 +8,14 @@ and what does not, refused calls consuming nothing, calls the backend
 failed costing their units, `app update` and the
 SERVICE_DEFAULT_* limits, the RateLimit-Policy and RateLimit fields, and
 what survives a restart or the loss of the shared memory or the cache
-file."""
+file.  On PostgreSQL the rate window and the running total are in the
+database (its admission table), so losing the host's files loses
+nothing at all."""
 
 import calendar
 import json
 import os
 import re
-import sqlite3
 import struct
 import threading
 import time
@@ -109,23 +110,29 @@ def counters(g, name):
 
 
 def all_counters(g, name):
-    """counters(), and the cache's running total {day: units} (the units
-    charged at admission, ahead of the database by the calls in
-    flight)."""
-    db = sqlite3.connect(g.db)
-    try:
-        app = db.execute("SELECT id FROM applications WHERE name = ?",
-                         (name,)).fetchone()[0]
-        used = dict(db.execute("SELECT day, used FROM quota_days"
-                               " WHERE app_id = ?", (app,)))
-    finally:
-        db.close()
-    row = shared_admission(g, app)
+    """counters(), and the running total {day: units} (the units charged
+    at admission, ahead of the database's quota_days by the calls in
+    flight): the host's shared memory's, or PostgreSQL's admission
+    row's."""
+    app = g.sql("SELECT id FROM applications WHERE name = ?",
+                (name,))[0][0]
+    used = dict(g.sql("SELECT day, used FROM quota_days WHERE app_id = ?",
+                      (app,)))
+    row = shared_admission(g, app) if g.engine == "sqlite" else \
+        pg_admission(g, app)
     running = {row[1]: row[2]} if row and row[2] else {}
     return used, row[0] if row else None, running
 
 
 DAY_MS = 86400000
+
+
+def pg_admission(g, app):
+    """(arrival time, UTC day, running total) of application id app in
+    PostgreSQL's admission table, or None."""
+    rows = g.sql("SELECT tat_ms, day, used FROM admission WHERE app_id = ?"
+                 " ORDER BY day DESC", (app,))
+    return tuple(rows[0]) if rows else None
 
 
 def shared_admission(g, app):
@@ -447,8 +454,10 @@ def test_persistence(t, g, clock):
                "after a restart the day's quota is still spent")
     t.eq(counters(g, "durable")[0], {"2030-03-15": 8},
          "the counter is in the database")
+    where = "in the shared memory's file" if g.engine == "sqlite" else \
+        "in the database"
     t.error_is(models(g, windowed), 429, "rate_limited",
-               "and the rate window, in the shared memory's file, too")
+               "and the rate window, %s, too" % where)
     g.stop()
     for name in os.listdir(g.dir):
         if name.startswith("cache.db"):
@@ -469,11 +478,17 @@ def test_persistence(t, g, clock):
                "the shared memory deleted: the quota survives, rebuilt from"
                " the database's counter")
     r = models(g, windowed)
-    t.eq((r.status, remaining(r)[0]), (200, 1),
-         "the rate window was lost without harm: a fresh minute")
+    if g.engine == "sqlite":
+        t.eq((r.status, remaining(r)[0]), (200, 1),
+             "the rate window was lost without harm: a fresh minute")
+    else:
+        t.error_is(r, 429, "rate_limited", "the rate window, in "
+                   "PostgreSQL, was not lost with it")
+        clock.advance(60000)
     t.eq(evaluate(g, windowed).status, 200, "evaluation continues")
     t.eq(counters(g, "windowed")[1] is not None, True,
-         "rate windows are kept in the new file")
+         "rate windows are kept in the new file" if g.engine == "sqlite"
+         else "rate windows are kept in the database")
     t.eq(all_counters(g, "durable")[2], {"2030-03-15": 8},
          "its running total, rebuilt, is the database's 8 units")
 
@@ -500,12 +515,12 @@ def test_without_shared_memory(t):
         t.eq([models(g, key).status for _ in range(2)], [200, 429],
              "and the rate of 3 a minute admits one call more (the refused"
              " one counted for nothing), then refuses")
-        cache = sqlite3.connect(os.path.join(g.dir, "cache.db"))
-        try:
-            rows = cache.execute("SELECT used FROM admission").fetchall()
-        finally:
-            cache.close()
-        t.eq(rows, [(8,)], "its running total is in the cache file")
+        if g.engine == "sqlite":
+            t.eq(g.sql("SELECT used FROM admission", cache=True), [(8,)],
+                 "its running total is in the cache file")
+        else:
+            t.eq(g.sql("SELECT used FROM admission"), [(8,)],
+                 "its running total is in PostgreSQL's admission table")
         t.ok("host-wide limits off" in g.log(), "the log says why")
         t.stop_clean(g, "no shared memory: no sanitizer reports")
     finally:

@@ -8,7 +8,6 @@ console.  The gateway runs with SERVICE_MAX_STATE_CHARS=200."""
 
 import json
 import os
-import sqlite3
 import time
 
 from gateway import Gateway, TAP, Upstream
@@ -88,16 +87,10 @@ def sent_state(up):
 
 
 def count_rows(g):
-    db = sqlite3.connect(g.db)
-    try:
-        n = db.execute("SELECT count(*) FROM decisions").fetchone()[0]
-        used = db.execute("SELECT coalesce(sum(used), 0) FROM quota_days"
-                          ).fetchone()[0]
-        versions = db.execute("SELECT count(*) FROM template_versions"
-                              ).fetchone()[0]
-        return n, used, versions
-    finally:
-        db.close()
+    n = g.sql("SELECT count(*) FROM decisions")[0][0]
+    used = g.sql("SELECT coalesce(sum(used), 0) FROM quota_days")[0][0]
+    versions = g.sql("SELECT count(*) FROM template_versions")[0][0]
+    return n, used, versions
 
 
 def test_publish_versions(t, g, versions):
@@ -187,37 +180,27 @@ def test_sections_and_delimiters(t, g, key, up):
 
 
 def test_decision_row(t, g, key, first):
-    db = sqlite3.connect(g.db)
-    try:
-        row = db.execute(
-            "SELECT t.slug, d.template_version FROM decisions d JOIN"
-            " templates t ON t.id = d.template_id WHERE d.id = ?",
-            (first,)).fetchone()
-        t.eq(row, ("ticket", 1), "the decision records template and version")
-        per = db.execute(
-            "SELECT t.slug, d.template_version, count(*) FROM decisions d"
-            " JOIN templates t ON t.id = d.template_id"
-            " GROUP BY t.slug, d.template_version ORDER BY t.slug,"
-            " d.template_version").fetchall()
-        t.eq(per, [("delims", 1, 1), ("kinds", 1, 2), ("ticket", 1, 7),
-                   ("ticket", 2, 2)],
-             "one decision per rendering, each with its template version")
-        state = db.execute("SELECT state FROM decisions WHERE id = ?",
-                           (first,)).fetchone()[0]
-        t.eq(state, None, "no state kept without log_state")
-    finally:
-        db.close()
+    row = g.sql(
+        "SELECT t.slug, d.template_version FROM decisions d JOIN"
+        " templates t ON t.id = d.template_id WHERE d.id = ?", (first,))
+    t.eq(row, [("ticket", 1)], "the decision records template and version")
+    per = g.sql(
+        "SELECT t.slug, d.template_version, count(*) FROM decisions d"
+        " JOIN templates t ON t.id = d.template_id"
+        " GROUP BY t.slug, d.template_version ORDER BY t.slug,"
+        " d.template_version")
+    t.eq(per, [("delims", 1, 1), ("kinds", 1, 2), ("ticket", 1, 7),
+               ("ticket", 2, 2)],
+         "one decision per rendering, each with its template version")
+    state = g.sql("SELECT state FROM decisions WHERE id = ?",
+                  (first,))[0][0]
+    t.eq(state, None, "no state kept without log_state")
     key2 = g.new_key("plainapp")
     g.admin("grant", "plainapp", "tq")
     r = g.post("/v1/systemone", {"state": "s", "questions": QUESTIONS},
                key=key2)
-    db = sqlite3.connect(g.db)
-    try:
-        row = db.execute("SELECT template_id, template_version FROM"
-                         " decisions WHERE id = ?",
-                         (r.json()["x_decision_id"],)).fetchone()
-    finally:
-        db.close()
+    row = g.sql("SELECT template_id, template_version FROM decisions"
+                " WHERE id = ?", (r.json()["x_decision_id"],))[0]
     t.eq(row, (None, None), "no template: both columns null")
     t.ok("x_template" not in r.json(), "no x_template without a template")
 
@@ -226,12 +209,8 @@ def test_log_state(t, g, logger_key, up):
     up.reset()
     r = post(g, logger_key, {"id": "plain", "variables": {"s": "kept é"}})
     ok200(t, r, "log_state application: 200")
-    db = sqlite3.connect(g.db)
-    try:
-        state = db.execute("SELECT state FROM decisions WHERE id = ?",
-                           (r.json()["x_decision_id"],)).fetchone()[0]
-    finally:
-        db.close()
+    state = g.sql("SELECT state FROM decisions WHERE id = ?",
+                  (r.json()["x_decision_id"],))[0][0]
     t.eq(json.loads(state), "kept é",
          "with log_state the rendered text is the stored state")
 
