@@ -41,7 +41,7 @@
 				 * far below a socket's buffer */
 #define IMPORT_COLS	14	/* columns of the widest table */
 #define IMPORT_SQL	2048	/* bytes of a statement built here */
-#define LOCK_TIMEOUT	"10s"	/* waiting for a running gateway's writes */
+#define LOCK_TIMEOUT	"10s"	/* for a running gateway's writes */
 
 /* The tables, parents first; the columns as schema version 6 has them,
  * in both engines.  identity: the column whose sequence is moved past
@@ -97,8 +97,8 @@ struct params {
 /* e from pg's last error, naming the database as "PostgreSQL" (never
  * the URL: it may hold a password), and table if not NULL.  -1. */
 static int
-pg_failed(PGconn *pg, const PGresult *r, struct error *e, const char *table,
-    const char *what)
+target_failed(PGconn *pg, const PGresult *r, struct error *e,
+    const char *table, const char *what)
 {
 	const char	*msg = NULL, *state = NULL;
 	char		 line[256];
@@ -113,14 +113,15 @@ pg_failed(PGconn *pg, const PGresult *r, struct error *e, const char *table,
 	/* libpq's own messages end in a newline, some run to two lines. */
 	n = strcspn(msg, "\n");
 	snprintf(line, sizeof(line), "%.*s", (int)(n < 200 ? n : 200), msg);
-	return error_set(e, ERR_UNAVAILABLE, NULL, "PostgreSQL: %s%s%s: %s%s%s%s",
-	    table != NULL ? table : "", table != NULL ? ": " : "", what, line,
+	return error_set(e, ERR_UNAVAILABLE, NULL,
+	    "PostgreSQL: %s%s%s: %s%s%s%s", table != NULL ? table : "",
+	    table != NULL ? ": " : "", what, line,
 	    state != NULL ? " (SQLSTATE " : "", state != NULL ? state : "",
 	    state != NULL ? ")" : "");
 }
 
 static int
-sq_failed(sqlite3 *db, struct error *e, const char *path, const char *what)
+source_failed(sqlite3 *db, struct error *e, const char *path, const char *what)
 {
 	return error_set(e, ERR_UNAVAILABLE, NULL, "%s: %s: %s", path, what,
 	    db != NULL ? sqlite3_errmsg(db) : "out of memory");
@@ -128,29 +129,30 @@ sq_failed(sqlite3 *db, struct error *e, const char *path, const char *what)
 
 /* Runs sql, which returns no rows, on pg: 0 or -1 with e set. */
 static int
-pg_run(PGconn *pg, const char *sql, struct error *e, const char *what)
+target_run(PGconn *pg, const char *sql, struct error *e, const char *what)
 {
 	PGresult	*r = PQexec(pg, sql);
 	int		 rc = 0;
 
 	if (PQresultStatus(r) != PGRES_COMMAND_OK &&
 	    PQresultStatus(r) != PGRES_TUPLES_OK)
-		rc = pg_failed(pg, r, e, NULL, what);
+		rc = target_failed(pg, r, e, NULL, what);
 	PQclear(r);
 	return rc;
 }
 
 /* The one number sql answers on pg into *v: 0 or -1 with e set. */
 static int
-pg_number(PGconn *pg, const char *sql, int64_t *v, struct error *e,
+target_number(PGconn *pg, const char *sql, int64_t *v, struct error *e,
     const char *table, const char *what)
 {
-	PGresult	*r = PQexecParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0);
+	PGresult	*r;
 	int		 rc = -1;
 
+	r = PQexecParams(pg, sql, 0, NULL, NULL, NULL, NULL, 0);
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1 ||
 	    PQnfields(r) != 1)
-		pg_failed(pg, r, e, table, what);
+		target_failed(pg, r, e, table, what);
 	else {
 		*v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
 		rc = 0;
@@ -161,7 +163,7 @@ pg_number(PGconn *pg, const char *sql, int64_t *v, struct error *e,
 
 /* The one number sql answers on db into *v: 0 or -1 with e set. */
 static int
-sq_number(sqlite3 *db, const char *sql, int64_t *v, struct error *e,
+source_number(sqlite3 *db, const char *sql, int64_t *v, struct error *e,
     const char *path)
 {
 	sqlite3_stmt	*stmt = NULL;
@@ -169,7 +171,7 @@ sq_number(sqlite3 *db, const char *sql, int64_t *v, struct error *e,
 
 	if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK ||
 	    sqlite3_step(stmt) != SQLITE_ROW)
-		sq_failed(db, e, path, "cannot read");
+		source_failed(db, e, path, "cannot read");
 	else {
 		*v = sqlite3_column_int64(stmt, 0);
 		rc = 0;
@@ -257,17 +259,17 @@ drain(PGconn *pg, int sent, const struct table *t, struct error *e)
 
 #ifdef LIBPQ_HAS_PIPELINING
 	if (PQpipelineSync(pg) != 1)
-		return pg_failed(pg, NULL, e, t->name, "cannot send");
+		return target_failed(pg, NULL, e, t->name, "cannot send");
 #endif
 	for (i = 0; i < sent; i++) {
 		if ((r = PQgetResult(pg)) == NULL) {
 			if (rc == 0)
-				rc = pg_failed(pg, NULL, e, t->name,
+				rc = target_failed(pg, NULL, e, t->name,
 				    "no answer");
 			break;
 		}
 		if (PQresultStatus(r) != PGRES_COMMAND_OK && rc == 0)
-			rc = pg_failed(pg, r, e, t->name, "cannot insert");
+			rc = target_failed(pg, r, e, t->name, "cannot insert");
 		PQclear(r);
 		while ((r = PQgetResult(pg)) != NULL)	/* its end: NULL */
 			PQclear(r);
@@ -276,7 +278,7 @@ drain(PGconn *pg, int sent, const struct table *t, struct error *e)
 	if ((r = PQgetResult(pg)) == NULL ||
 	    PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
 		if (rc == 0)
-			rc = pg_failed(pg, r, e, t->name, "pipeline lost");
+			rc = target_failed(pg, r, e, t->name, "pipeline lost");
 	}
 	PQclear(r);
 #endif
@@ -298,20 +300,20 @@ copy_table(sqlite3 *db, const char *path, PGconn *pg, const struct table *t,
 	*rows = 0;
 	snprintf(sql, sizeof(sql), "SELECT %s FROM %s", t->cols, t->name);
 	if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK)
-		return sq_failed(db, e, path, t->name);
+		return source_failed(db, e, path, t->name);
 	placeholders(marks, t->ncols);
 	snprintf(sql, sizeof(sql), "INSERT INTO %s (%s) VALUES (%s)", t->name,
 	    t->cols, marks);
 	r = PQprepare(pg, t->name, sql, t->ncols, NULL);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-		pg_failed(pg, r, e, t->name, "cannot prepare");
+		target_failed(pg, r, e, t->name, "cannot prepare");
 		PQclear(r);
 		goto out;
 	}
 	PQclear(r);
 #ifdef LIBPQ_HAS_PIPELINING
 	if (PQenterPipelineMode(pg) != 1) {
-		pg_failed(pg, NULL, e, t->name, "no pipeline");
+		target_failed(pg, NULL, e, t->name, "no pipeline");
 		goto out;
 	}
 	piped = 1;
@@ -324,7 +326,7 @@ copy_table(sqlite3 *db, const char *path, PGconn *pg, const struct table *t,
 			goto out;
 		if (PQsendQueryPrepared(pg, t->name, t->ncols, p.v, p.len,
 		    p.fmt, 0) != 1) {
-			pg_failed(pg, NULL, e, t->name, "cannot send");
+			target_failed(pg, NULL, e, t->name, "cannot send");
 			goto out;
 		}
 		(*rows)++;
@@ -336,7 +338,7 @@ copy_table(sqlite3 *db, const char *path, PGconn *pg, const struct table *t,
 	}
 #undef BATCH
 	if (step != SQLITE_DONE) {
-		sq_failed(db, e, path, t->name);
+		source_failed(db, e, path, t->name);
 		goto out;
 	}
 	if (sent > 0 && drain(pg, sent, t, e) == -1)
@@ -381,9 +383,9 @@ lock_empty(PGconn *pg, const char *db, struct error *e)
 		    "%s%s", i > 0 ? ", " : "", name);
 	}
 	snprintf(sql + used, sizeof(sql) - used, " IN EXCLUSIVE MODE");
-	if (pg_run(pg, "SET LOCAL lock_timeout = '" LOCK_TIMEOUT "'", e,
+	if (target_run(pg, "SET LOCAL lock_timeout = '" LOCK_TIMEOUT "'", e,
 	    "lock_timeout") == -1 ||
-	    pg_run(pg, sql, e, "cannot lock the tables (the schema not at "
+	    target_run(pg, sql, e, "cannot lock the tables (the schema not at "
 	    "version 6, or a gateway writing?)") == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -391,7 +393,7 @@ lock_empty(PGconn *pg, const char *db, struct error *e)
 		    pg_only[i - STORE_IMPORT_TABLES];
 		snprintf(sql, sizeof(sql), "SELECT count(*) FROM (SELECT 1 "
 		    "FROM %s LIMIT 1) AS t", name);
-		if (pg_number(pg, sql, &any, e, name, "cannot count") == -1)
+		if (target_number(pg, sql, &any, e, name, "cannot count") == -1)
 			return -1;
 		if (any != 0)
 			return error_set(e, ERR_CONFLICT, NULL, "PostgreSQL "
@@ -413,7 +415,7 @@ set_sequence(PGconn *pg, const struct table *t, struct error *e)
 	snprintf(sql, sizeof(sql), "SELECT setval(pg_get_serial_sequence("
 	    "'%s', '%s'), coalesce(max(%s), 0) + 1, false) FROM %s", t->name,
 	    t->identity, t->identity, t->name);
-	return pg_number(pg, sql, &next, e, t->name, "cannot set the "
+	return target_number(pg, sql, &next, e, t->name, "cannot set the "
 	    "sequence");
 }
 
@@ -454,17 +456,17 @@ migrated_copy(const char *path, char *tmp, size_t tmplen, struct error *e)
 	close(fd);
 	if (sqlite3_open_v2(path, &src, SQLITE_OPEN_READONLY, NULL) !=
 	    SQLITE_OK) {
-		sq_failed(src, e, path, "cannot open");
+		source_failed(src, e, path, "cannot open");
 		goto out;
 	}
 	if (sqlite3_open_v2(tmp, &dst, SQLITE_OPEN_READWRITE, NULL) !=
 	    SQLITE_OK) {
-		sq_failed(dst, e, tmp, "cannot open");
+		source_failed(dst, e, tmp, "cannot open");
 		goto out;
 	}
 	sqlite3_busy_timeout(src, STORE_BUSY_TIMEOUT_MS);
 	if ((b = sqlite3_backup_init(dst, "main", src, "main")) == NULL) {
-		sq_failed(dst, e, tmp, "cannot copy");
+		source_failed(dst, e, tmp, "cannot copy");
 		goto out;
 	}
 	step = sqlite3_backup_step(b, -1);
@@ -499,7 +501,7 @@ copy_all(sqlite3 *db, const char *path, PGconn *pg, struct store_import *r,
 	for (i = 0; i < STORE_IMPORT_TABLES; i++) {
 		t = &tables[i];
 		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", t->name);
-		if (sq_number(db, sql, &want[i], e, path) == -1 ||
+		if (source_number(db, sql, &want[i], e, path) == -1 ||
 		    copy_table(db, path, pg, t, &r->rows[i], e) == -1)
 			return -1;
 		r->table[i] = t->name;
@@ -513,7 +515,8 @@ copy_all(sqlite3 *db, const char *path, PGconn *pg, struct store_import *r,
 	for (i = 0; i < STORE_IMPORT_TABLES; i++) {
 		t = &tables[i];
 		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", t->name);
-		if (pg_number(pg, sql, &got, e, t->name, "cannot count") == -1)
+		if (target_number(pg, sql, &got, e, t->name,
+		    "cannot count") == -1)
 			return -1;
 		if (got != want[i] || r->rows[i] != want[i])
 			return error_set(e, ERR_INTERNAL, NULL, "table %s: "
@@ -553,30 +556,30 @@ store_import(const struct settings *s, const char *from,
 		goto out;
 	if ((pg = PQconnectdb(s->db_url)) == NULL ||
 	    PQstatus(pg) != CONNECTION_OK) {
-		pg_failed(pg, NULL, e, NULL, "cannot connect");
+		target_failed(pg, NULL, e, NULL, "cannot connect");
 		goto out;
 	}
 	snprintf(r->database, sizeof(r->database), "%s", PQdb(pg));
 	if (sqlite3_open_v2(read_path, &db, SQLITE_OPEN_READONLY, NULL) !=
 	    SQLITE_OK) {
-		sq_failed(db, e, from, "cannot open");
+		source_failed(db, e, from, "cannot open");
 		goto out;
 	}
 	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
-	if (pg_run(pg, "BEGIN", e, "begin") == -1)
+	if (target_run(pg, "BEGIN", e, "begin") == -1)
 		goto out;
 	began = 1;
 	if (lock_empty(pg, r->database, e) == -1)
 		goto out;
 	/* The snapshot: every table read as of one moment. */
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-		sq_failed(db, e, from, "begin");
+		source_failed(db, e, from, "begin");
 		goto out;
 	}
 	if (copy_all(db, from, pg, r, e) == -1)
 		goto out;
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	if (pg_run(pg, "COMMIT", e, "commit") == -1) {
+	if (target_run(pg, "COMMIT", e, "commit") == -1) {
 		began = 0;
 		goto out;
 	}
@@ -586,7 +589,7 @@ out:
 	if (began) {
 		struct error ignored = { 0 };
 
-		(void)pg_run(pg, "ROLLBACK", &ignored, "rollback");
+		(void)target_run(pg, "ROLLBACK", &ignored, "rollback");
 		error_clear(&ignored);
 	}
 	if (rc == -1)
