@@ -495,7 +495,8 @@ void
 pg_idle(struct store *pg)
 {
 	store_idle(pg->local);
-	/* s-pg-data: the retention step, pg_retain(pg), goes here. */
+	/* s-pg-data: the retention step. */
+	pg_retain(pg);
 }
 
 void
@@ -830,5 +831,16 @@ const struct store_engine store_pg_engine = {
 	/* s-pg-data: begin.  Its members: decision_insert, decision_get,
 	 * outcome_record, decision_page, calibration_each, admission_read,
 	 * admission_write, quota_used, quota_charge, prune_step, vacuum. */
+	.decision_insert = pg_decision_insert,
+	.decision_get = pg_decision_get,
+	.outcome_record = pg_outcome_record,
+	.decision_page = pg_decision_page,
+	.calibration_each = pg_calibration_each,
+	.admission_read = pg_admission_read,
+	.admission_write = pg_admission_write,
+	.quota_used = pg_quota_used,
+	.quota_charge = pg_quota_charge,
+	.prune_step = pg_prune_step,
+	.vacuum = pg_vacuum,
 	/* s-pg-data: end. */
 };

@@ -32,6 +32,7 @@
 
 #include <libpq-fe.h>
 
+#include "buf.h"
 #include "kept.h"
 #include "store_engine.h"
 
@@ -46,7 +47,7 @@ extern const char pg_schema_sql[];	/* sql/pg/schema.sql */
 					 * and the Retry-After of a 503 */
 #define PG_CONNECT_TIMEOUT_S 5		/* libpq's connect_timeout */
 #define PG_READY_WAIT_MS 250		/* readiness waits for a lock */
-#define PG_PARAMS_MAX	16		/* parameters of one statement */
+#define PG_PARAMS_MAX	24		/* parameters of one statement */
 #define PG_NUM_SIZE	24		/* an int64 or double as text */
 /* The same as the SQLite engine's, for the data helper. */
 #define PG_PRUNE_BATCH	200		/* decisions one prune step examines */
@@ -115,13 +116,9 @@ enum pg_stmt {
 	/* s-pg-data: begin.  Decisions, answers, outcomes, calibration,
 	 * admission and the day's quota, retention: texts in pg_data_sql[]
 	 * (store_pg_sql_data.c). */
-	PG_DECISION_INSERT,
-	PG_ANSWER_INSERT,
-	PG_DECISION_GET,
-	PG_ANSWERS_GET,
-	PG_OUTCOMES_GET,
-	PG_OUTCOME_VALUE,
-	PG_OUTCOME_INSERT,
+	PG_DECISION_INSERT,	/* the decision, its answers, its units */
+	PG_DECISION_GET,	/* with its answers and outcomes */
+	PG_OUTCOME_RECORD,
 	PG_DECISION_PAGE,
 	PG_CALIBRATION_ROWS,
 	PG_ADMISSION_ENSURE,
@@ -131,11 +128,12 @@ enum pg_stmt {
 	PG_USED_GET,
 	PG_PRUNE_PICK,
 	PG_PRUNE_PICK_APP,
-	PG_PRUNE_OUTCOMES,
-	PG_PRUNE_ANSWERS,
-	PG_PRUNE_DECISION,
+	PG_PRUNE_LOCK,
+	PG_PRUNE_LOCK_SKIP,	/* automatic retention's */
+	PG_PRUNE_DELETE,
 	PG_STATE_CLEAR,
 	PG_RETAIN_NEXT_APP,
+	PG_VACUUM,
 	/* s-pg-data: end. */
 
 
@@ -336,6 +334,28 @@ int	 pg_template_each(struct store *pg,
 
 /* s-pg-data: begin.  The data helper's files; the prototypes are the
  * members of struct store_engine. */
+/* store_pg_batch.c: a list of values as one array parameter, in
+ * PostgreSQL's text form: init, add each value (NULL: NULL), then end
+ * gives the text (owned by a, valid until pg_array_free) or NULL with a
+ * 503 in e when it could not be built. */
+struct pg_array {
+	struct buf	 b;		/* owned */
+	int		 n;		/* values added */
+	int		 failed;	/* out of memory: end says so */
+};
+void	 pg_array_init(struct pg_array *a);
+void	 pg_array_add(struct pg_array *a, const char *v);
+void	 pg_array_add_double(struct pg_array *a, const double *v);
+const char *pg_array_end(struct pg_array *a, struct error *e);
+void	 pg_array_free(struct pg_array *a);
+/* Runs statement id with p, giving each row to fn as it arrives (a
+ * result of one row: row 0) rather than all at once; fn returning -1
+ * (with e set) stops the walk.  0 or -1 with e set. */
+int	 pg_stream(struct store *pg, enum pg_stmt id,
+	    const struct pg_params *p,
+	    int (*fn)(const PGresult *, void *, struct error *), void *arg,
+	    struct error *e, const char *what);
+
 int	 pg_decision_insert(struct store *pg, const struct decision *d,
 	    json_object *questions, json_object *answers, json_object *dists,
 	    struct error *e);

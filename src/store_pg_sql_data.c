@@ -2,12 +2,173 @@
  * decisions, outcomes, calibration, admission, quota and retention, by
  * name (the s-pg-data block of enum pg_stmt in store_pg.h), indexed by
  * the whole enum; the core's are in store_pg_sql.c.  The tables are in
- * sql/pg/. */
+ * sql/pg/.
+ *
+ * Each is the SQLite engine's (store_sqlite_sql.c) in PostgreSQL's
+ * words, fewer of them where one statement can do the work of several
+ * (a round trip costs more than a statement): a decision, its answers
+ * and its quota units are one INSERT; a decision read back, its answers
+ * and outcomes one SELECT.  Lists of values come as one array parameter
+ * each ($N::text[]), never pasted into the text. */
 #include "config.h"
 
 #include "store_pg.h"
 
 const char *const pg_data_sql[PG_STMT__MAX] = {
-	/* s-pg-data: the texts of its statements. */
-	[PG_CORE__END] = NULL,
+	/* Decisions, answers, outcomes (store_pg_decision.c).  The
+	 * decision ($1..$14), its answers as parallel arrays in question
+	 * order ($15 questions, $16 types, $17 distributions, $18 answers,
+	 * $19 label masses) and the quota units of its day ($20 day, $21
+	 * units), in one statement: one transaction, one round trip. */
+	[PG_DECISION_INSERT] =
+	    "WITH d AS (INSERT INTO decisions (id, app_id, created_at_ms,"
+	    " model, backend, schema_id, schema_version, template_id,"
+	    " template_version, state, input_tokens, output_tokens,"
+	    " latency_gateway_ms, latency_backend_ms) VALUES ($1, $2, $3, $4,"
+	    " $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id),"
+	    " a AS (INSERT INTO decision_answers (decision_id, question,"
+	    " position, type, distribution, answer, label_mass)"
+	    " SELECT d.id, u.question, u.n - 1, u.type, u.distribution,"
+	    " u.answer, u.label_mass FROM d, unnest($15::text[], $16::text[],"
+	    " $17::text[], $18::text[], $19::double precision[])"
+	    " WITH ORDINALITY AS u(question, type, distribution, answer,"
+	    " label_mass, n)),"
+	    " q AS (INSERT INTO quota_days (app_id, day, used)"
+	    " SELECT $2::bigint, $20::text, $21::bigint WHERE $21::bigint > 0"
+	    " ON CONFLICT (app_id, day)"
+	    " DO UPDATE SET used = quota_days.used + excluded.used)"
+	    " SELECT 1",
+	/* The answers and the outcomes as JSON objects in answer order,
+	 * their values the stored texts unchanged (json, not jsonb). */
+	[PG_DECISION_GET] =
+	    "SELECT d.id, d.app_id, d.created_at_ms, d.model, d.backend,"
+	    " s.slug, d.schema_version, v.questions, t.slug,"
+	    " d.template_version, d.state,"
+	    " (SELECT json_object_agg(a.question, a.answer::json"
+	    " ORDER BY a.position) FROM decision_answers a"
+	    " WHERE a.decision_id = d.id),"
+	    " (SELECT json_object_agg(o.question, json_build_object('value',"
+	    " o.value::json, 'source', o.source, 'recorded_at_ms',"
+	    " o.recorded_at_ms) ORDER BY a.position)"
+	    " FROM outcomes o JOIN decision_answers a"
+	    " ON a.decision_id = o.decision_id AND a.question = o.question"
+	    " WHERE o.decision_id = d.id)"
+	    " FROM decisions d JOIN schemas s ON s.id = d.schema_id"
+	    " JOIN schema_versions v ON v.schema_id = d.schema_id"
+	    " AND v.version = d.schema_version"
+	    " LEFT JOIN templates t ON t.id = d.template_id"
+	    " WHERE d.id = $1 AND ($2::bigint = 0 OR d.app_id = $2::bigint)",
+	/* Each question's outcome ($2 questions, $3 values): a new one is
+	 * inserted, an existing one (a concurrent one too: the conflict
+	 * waits for it) is locked and left as it was; either way its value
+	 * comes back, for the caller to compare and roll back on a
+	 * difference. */
+	[PG_OUTCOME_RECORD] =
+	    "INSERT INTO outcomes (decision_id, question, value, source,"
+	    " recorded_at_ms)"
+	    " SELECT $1::text, u.question, u.value, $4::text, $5::bigint"
+	    " FROM unnest($2::text[], $3::text[]) AS u(question, value)"
+	    " ON CONFLICT (decision_id, question)"
+	    " DO UPDATE SET value = outcomes.value"
+	    " RETURNING question, value",
+	[PG_DECISION_PAGE] =
+	    "SELECT id, created_at_ms FROM decisions"
+	    " WHERE app_id = $1 AND created_at_ms >= $2 AND created_at_ms < $3"
+	    " AND (created_at_ms, id) > ($4::bigint, $5::text)"
+	    " ORDER BY created_at_ms, id LIMIT $6",
+	[PG_CALIBRATION_ROWS] =
+	    "SELECT d.id, d.backend, d.created_at_ms, a.question, a.type,"
+	    " a.distribution, o.value"
+	    " FROM decisions d"
+	    " JOIN decision_answers a ON a.decision_id = d.id"
+	    " JOIN outcomes o ON o.decision_id = a.decision_id"
+	    " AND o.question = a.question"
+	    " WHERE d.schema_id = $1 AND d.schema_version = $2"
+	    " AND d.created_at_ms >= $3"
+	    " AND ($4::text IS NULL OR a.question = $4::text)"
+	    " ORDER BY d.id, a.position",
+
+	/* Admission and the day's quota (store_pg_quota.c). */
+	/* The application's row, so that there is one to lock. */
+	[PG_ADMISSION_ENSURE] =
+	    "INSERT INTO admission (app_id, tat_ms, day, used, rate, at_ms)"
+	    " VALUES ($1, 0, $2, 0, 0, 0) ON CONFLICT (app_id) DO NOTHING",
+	/* Locked until the transaction ends: the arrival time, and the
+	 * day's units, the larger of the running total and the counter
+	 * (store.h).  The transaction commits without waiting for the
+	 * disk, as the SQLite engine's counters do (its cache file, its
+	 * shared memory): a crash of the server may lose a moment of
+	 * arrival times, never units, which are durable in quota_days
+	 * with each decision. */
+	[PG_ADMISSION_LOCK] =
+	    "SELECT a.tat_ms, a.rate, a.at_ms,"
+	    " greatest(CASE WHEN a.day = $2::text THEN a.used ELSE 0 END,"
+	    " coalesce((SELECT q.used FROM quota_days q"
+	    " WHERE q.app_id = $1::bigint AND q.day = $2::text), 0)),"
+	    " set_config('synchronous_commit', 'off', true)"
+	    " FROM admission a WHERE a.app_id = $1::bigint FOR UPDATE OF a",
+	[PG_ADMISSION_SET] =
+	    "INSERT INTO admission (app_id, tat_ms, day, used, rate, at_ms)"
+	    " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (app_id) DO UPDATE"
+	    " SET tat_ms = excluded.tat_ms, day = excluded.day,"
+	    " used = excluded.used, rate = excluded.rate,"
+	    " at_ms = excluded.at_ms",
+	[PG_USED_ADD] =
+	    "INSERT INTO quota_days (app_id, day, used) VALUES ($1, $2, $3)"
+	    " ON CONFLICT (app_id, day)"
+	    " DO UPDATE SET used = quota_days.used + excluded.used",
+	[PG_USED_GET] =
+	    "SELECT used FROM quota_days WHERE app_id = $1 AND day = $2",
+
+	/* Retention (store_pg_retention.c).  A prune step picks the next
+	 * decisions after its cursor, oldest first ($1 before, $2
+	 * application, $3 and $4 the cursor, $5 how many), locks them ($1
+	 * their ids; automatic retention skips those another worker holds,
+	 * to be seen again on its next round), then, on a snapshot taken once
+	 * they are locked, so that no outcome can be added to them meanwhile,
+	 * deletes those to prune ($1 the ids locked; $2: one with an outcome
+	 * only if created before it) with their outcomes and answers. */
+	[PG_PRUNE_PICK] =
+	    "SELECT id, created_at_ms FROM decisions"
+	    " WHERE created_at_ms < $1 AND $2::bigint = 0"
+	    " AND (created_at_ms, id) > ($3::bigint, $4::text)"
+	    " ORDER BY created_at_ms, id LIMIT $5",
+	[PG_PRUNE_PICK_APP] =
+	    "SELECT id, created_at_ms FROM decisions"
+	    " WHERE app_id = $2 AND created_at_ms < $1"
+	    " AND (created_at_ms, id) > ($3::bigint, $4::text)"
+	    " ORDER BY created_at_ms, id LIMIT $5",
+	[PG_PRUNE_LOCK] =
+	    "SELECT id FROM decisions WHERE id = ANY ($1::text[]) FOR UPDATE",
+	[PG_PRUNE_LOCK_SKIP] =
+	    "SELECT id FROM decisions WHERE id = ANY ($1::text[])"
+	    " FOR UPDATE SKIP LOCKED",
+	[PG_PRUNE_DELETE] =
+	    "WITH gone AS (SELECT id FROM decisions d"
+	    " WHERE id = ANY ($1::text[]) AND (created_at_ms < $2::bigint"
+	    " OR NOT EXISTS (SELECT 1 FROM outcomes o"
+	    " WHERE o.decision_id = d.id))),"
+	    " o AS (DELETE FROM outcomes WHERE decision_id IN"
+	    " (SELECT id FROM gone)),"
+	    " a AS (DELETE FROM decision_answers WHERE decision_id IN"
+	    " (SELECT id FROM gone)),"
+	    " d AS (DELETE FROM decisions WHERE id IN (SELECT id FROM gone)"
+	    " RETURNING 1)"
+	    " SELECT count(*) FROM d",
+	/* The oldest $2 states kept before $1 (decisions_state_time), but
+	 * those another worker is clearing. */
+	[PG_STATE_CLEAR] =
+	    "UPDATE decisions SET state = NULL WHERE id IN (SELECT id"
+	    " FROM decisions WHERE state IS NOT NULL AND created_at_ms < $1"
+	    " ORDER BY created_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED)",
+	/* The next application after id $1 whose decisions expire, and
+	 * after how many days ($2: SERVICE_RETENTION_DAYS). */
+	[PG_RETAIN_NEXT_APP] =
+	    "SELECT id, coalesce(retention_days, $2::bigint) FROM applications"
+	    " WHERE id > $1 AND coalesce(retention_days, $2::bigint) > 0"
+	    " ORDER BY id LIMIT 1",
+	/* After a prune from the console: the space of the rows it
+	 * deleted made reusable now rather than when autovacuum comes by
+	 * (outside any transaction). */
+	[PG_VACUUM] = "VACUUM decisions, decision_answers, outcomes",
 };
