@@ -18,7 +18,8 @@ recorded, the calibration report (console and /admin/v1) is the same as
 before the move, new rows get ids past the copied ones.
 
 Also: every table's rows counted on both sides; the SQLite file is not
-written; a database without the schema gets it; a file of an older
+written, and may be in use (one snapshot; the output warns); a
+database without the schema gets it; a file of an older
 schema version (5) is moved; a non-empty target is refused and left
 unchanged; a target that loses rows (a rule dropping the outcomes'
 inserts) is caught by the row count, named, and rolled back; bad input
@@ -369,6 +370,16 @@ def main():
         t.eq([n for n in os.listdir(os.environ.get("TMPDIR") or "/tmp")
               if n.startswith("evalgate-migrate-")], [],
              "no temporary copy left behind")
+
+        # From a file a gateway is serving: one snapshot, and a warning.
+        src.start()
+        busy = cluster.create_database("busy")
+        p = migrate(src, cluster.url(busy))
+        t.ok(p.returncode == 0 and "warning: process" in p.stdout and
+             "stop the web server" in p.stdout,
+             "from a file in use: done, with a warning that later writes "
+             "are not copied", p)
+        src.stop()
 
         # Bad input.
         spare = cluster.create_database("spare")
