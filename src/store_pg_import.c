@@ -249,8 +249,10 @@ bind_row(sqlite3_stmt *stmt, const struct table *t, struct params *p,
 }
 
 /* Reads the results of the sent INSERTs (and of their pipeline's
- * sync), each of which must have added one row: 0, or -1 with e set
- * from the first that failed. */
+ * sync), each of which must have succeeded (copy_all() counts the rows
+ * they added): 0, or -1 with e set from the first that failed.  After
+ * a failure the connection may be left mid-pipeline: the caller gives
+ * up, and closing it rolls the transaction back. */
 static int
 drain(PGconn *pg, int sent, const struct table *t, struct error *e)
 {
