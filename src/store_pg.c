@@ -225,8 +225,8 @@ pg_fail(struct store *pg, const PGresult *r, struct error *e,
 	/* No result, or none with a state: the connection itself. */
 	if (pg->conn == NULL || PQstatus(pg->conn) == CONNECTION_BAD ||
 	    state == NULL) {
-		pg->stale = pg->conn == NULL ||
-		    PQstatus(pg->conn) == CONNECTION_BAD;
+		if (pg->conn == NULL || PQstatus(pg->conn) == CONNECTION_BAD)
+			pg->stale = 1;
 		if (!quiet)
 			log_warn("PostgreSQL: %s: the connection failed%s",
 			    what, pg->stale ? "; reconnecting" : "");
@@ -250,44 +250,137 @@ pg_fail(struct store *pg, const PGresult *r, struct error *e,
 	return error_set(e, ERR_INTERNAL, NULL, "database error");
 }
 
-PGresult *
-pg_exec(struct store *pg, enum pg_stmt id, const struct pg_params *p,
-    struct error *e, const char *what)
+/* Prepares statement id on the connection, once.  0 or -1. */
+static int
+prepare(struct store *pg, enum pg_stmt id, struct error *e)
 {
 	const char	*text = pg_text(id);
 	char		 name[16];
 	PGresult	*r;
-	ExecStatusType	 rs;
 
-	if (pg->conn == NULL) {
+	if (pg->conn == NULL)
 		/* The cause is in the log; the client learns no URL. */
-		unavailable(e, "no connection");
-		return NULL;
-	}
-	if (text == NULL) {
-		error_set(e, ERR_INTERNAL, NULL, "no statement %d", (int)id);
-		return NULL;
-	}
+		return unavailable(e, "no connection");
+	if (text == NULL)
+		return error_set(e, ERR_INTERNAL, NULL, "no statement %d",
+		    (int)id);
+	if (pg->prepared[id])
+		return 0;
 	snprintf(name, sizeof(name), "s%d", (int)id);
-	if (!pg->prepared[id]) {
-		r = PQprepare(pg->conn, name, text, 0, NULL);
-		if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
-			pg_fail(pg, r, e, "prepare");
-			PQclear(r);
+	r = PQprepare(pg->conn, name, text, 0, NULL);
+	if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
+		pg_fail(pg, r, e, "prepare");
+		PQclear(r);
+		return -1;
+	}
+	PQclear(r);
+	pg->prepared[id] = 1;
+	return 0;
+}
+
+static int
+succeeded(const PGresult *r)
+{
+	ExecStatusType rs = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+
+	return rs == PGRES_TUPLES_OK || rs == PGRES_COMMAND_OK;
+}
+
+/* Runs n prepared statements (ps[i] NULL: no parameters) one after the
+ * other in one round trip (libpq's pipeline mode; without it, one round
+ * trip each): 0 with each result in r[i], owned by the caller, or -1
+ * with e set by the first that failed and none kept.  A statement after
+ * one that failed is not run. */
+static int
+pipeline(struct store *pg, int n, const enum pg_stmt *ids,
+    const struct pg_params *const *ps, PGresult **r, struct error *e,
+    const char *what)
+{
+	char		 name[16];
+	int		 i, bad = -1;
+#ifdef LIBPQ_HAS_PIPELINING
+	PGresult	*x;
+	int		 sent;
+#endif
+
+	for (i = 0; i < n; i++) {
+		r[i] = NULL;
+		if (prepare(pg, ids[i], e) == -1)
+			return -1;
+	}
+#ifdef LIBPQ_HAS_PIPELINING
+	sent = PQenterPipelineMode(pg->conn) == 1;
+	for (i = 0; i < n && sent; i++) {
+		snprintf(name, sizeof(name), "s%d", (int)ids[i]);
+		sent = PQsendQueryPrepared(pg->conn, name, ps[i] ? ps[i]->n : 0,
+		    ps[i] ? ps[i]->v : NULL, ps[i] ? ps[i]->len : NULL,
+		    ps[i] ? ps[i]->fmt : NULL, 0) == 1;
+	}
+	sent = sent && PQpipelineSync(pg->conn) == 1;
+	/* Each statement's result, then NULL; then the sync's. */
+	for (i = 0; i < n && sent; i++) {
+		r[i] = PQgetResult(pg->conn);
+		while (r[i] != NULL && (x = PQgetResult(pg->conn)) != NULL)
+			PQclear(x);
+	}
+	while (sent && (x = PQgetResult(pg->conn)) != NULL) {
+		sent = PQresultStatus(x) != PGRES_PIPELINE_SYNC;
+		PQclear(x);
+		if (!sent)
+			break;
+	}
+	/* A pipeline not ended cleanly leaves the connection unusable. */
+	if (PQexitPipelineMode(pg->conn) != 1)
+		pg->stale = 1;
+#else
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "s%d", (int)ids[i]);
+		r[i] = PQexecPrepared(pg->conn, name, ps[i] ? ps[i]->n : 0,
+		    ps[i] ? ps[i]->v : NULL, ps[i] ? ps[i]->len : NULL,
+		    ps[i] ? ps[i]->fmt : NULL, 0);
+		if (!succeeded(r[i]))
+			break;
+	}
+#endif
+	for (i = 0; i < n && bad == -1; i++)
+		if (!succeeded(r[i]))
+			bad = i;
+	if (bad == -1 && !pg->stale)
+		return 0;
+	pg_fail(pg, bad == -1 ? NULL : r[bad], e, what);
+	for (i = 0; i < n; i++) {
+		PQclear(r[i]);
+		r[i] = NULL;
+	}
+	return -1;
+}
+
+PGresult *
+pg_exec(struct store *pg, enum pg_stmt id, const struct pg_params *p,
+    struct error *e, const char *what)
+{
+	const enum pg_stmt		 ids[2] = { PG_BEGIN, id };
+	const struct pg_params *const	 ps[2] = { NULL, p };
+	PGresult			*r[2];
+
+	/* A transaction's BEGIN goes with its first statement. */
+	if (pg->begin_due) {
+		pg->begin_due = 0;
+		if (pipeline(pg, 2, ids, ps, r, e, what) == -1)
 			return NULL;
-		}
-		PQclear(r);
-		pg->prepared[id] = 1;
+		PQclear(r[0]);
+		return r[1];
 	}
-	r = PQexecPrepared(pg->conn, name, p ? p->n : 0, p ? p->v : NULL,
-	    p ? p->len : NULL, p ? p->fmt : NULL, 0);
-	rs = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-	if (rs != PGRES_TUPLES_OK && rs != PGRES_COMMAND_OK) {
-		pg_fail(pg, r, e, what);
-		PQclear(r);
+	if (pipeline(pg, 1, ids + 1, ps + 1, r, e, what) == -1)
 		return NULL;
-	}
-	return r;
+	return r[0];
+}
+
+int
+pg_send_begin(struct store *pg, struct error *e)
+{
+	return pg->begin_due && pg_run(pg, PG_BEGIN, NULL, e, "begin") == -1 ?
+	    -1 : 0;
 }
 
 int64_t
@@ -365,6 +458,15 @@ connect_url(const char *url, const char *timeout, char *why, size_t size)
 	return NULL;
 }
 
+/* Forgets the statement pg_run_at_commit() kept. */
+static void
+forget_at_commit(struct store *pg)
+{
+	free(pg->at_commit.held);
+	pg->at_commit.held = NULL;
+	pg->at_commit.id = PG_STMT__MAX;
+}
+
 /* Closes the connection and forgets its statements. */
 static void
 disconnect(struct store *pg)
@@ -375,6 +477,8 @@ disconnect(struct store *pg)
 	kept_free(pg->kept);
 	pg->kept = NULL;
 	pg->in_tx = 0;
+	pg->begin_due = 0;
+	forget_at_commit(pg);
 	pg->in_read = 0;
 	pg->stale = 0;
 }
@@ -433,6 +537,7 @@ store_new(const struct settings *s)
 	pg->engine = &store_pg_engine;
 	pg->settings = s;
 	pg->sync_full = s->db_sync == DB_SYNC_FULL;
+	pg->at_commit.id = PG_STMT__MAX;
 	pg->local = store_sqlite_open_cache(s);
 	return pg;
 }
@@ -525,6 +630,7 @@ writable(const struct settings *s)
 
 	memset(&probe, 0, sizeof(probe));
 	probe.engine = &store_pg_engine;
+	probe.at_commit.id = PG_STMT__MAX;
 	probe.settings = s;
 	if ((probe.conn = connect_url(s->db_url, "2", why,
 	    sizeof(why))) == NULL)
@@ -682,13 +788,16 @@ pg_read_end(struct store *pg)
 		kept_end(pg->kept);
 }
 
+/* No round trip: BEGIN is sent with the transaction's first statement
+ * (pg_exec), or with its COMMIT. */
 int
 pg_begin(struct store *pg, struct error *e)
 {
 	pg_read_end(pg);
-	if (pg_run(pg, PG_BEGIN, NULL, e, "begin") == -1)
-		return -1;
+	if (pg->conn == NULL)
+		return unavailable(e, "no connection");
 	pg->in_tx = 1;
+	pg->begin_due = 1;
 	return 0;
 }
 
@@ -701,25 +810,73 @@ pg_begin_counters(struct store *pg, struct error *e)
 }
 
 int
+pg_run_at_commit(struct store *pg, enum pg_stmt id,
+    const struct pg_params *p, struct error *e)
+{
+	struct pg_params	*q = &pg->at_commit.p;
+	size_t			 size = 0, len[PG_PARAMS_MAX];
+	char			*at;
+	int			 i;
+
+	if (!pg->in_tx || pg->at_commit.id != PG_STMT__MAX)
+		return error_set(e, ERR_INTERNAL, NULL, "database error");
+	*q = *p;
+	for (i = 0; i < p->n; i++) {
+		len[i] = p->v[i] == NULL ? 0 : p->fmt[i] ? (size_t)p->len[i] :
+		    strlen(p->v[i]) + 1;
+		size += len[i];
+	}
+	at = pg->at_commit.held = xmalloc(size + 1);
+	for (i = 0; i < p->n; i++)
+		if (p->v[i] != NULL) {
+			memcpy(at, p->v[i], len[i]);
+			q->v[i] = at;
+			at += len[i];
+		}
+	pg->at_commit.id = id;
+	return 0;
+}
+
+int
 pg_commit(struct store *pg, struct error *e)
 {
-	PGresult *r = pg_exec(pg, PG_COMMIT, NULL, e, "commit");
+	enum pg_stmt		 ids[3];
+	const struct pg_params	*ps[3] = { NULL, NULL, NULL };
+	PGresult		*r[3];
+	int			 n = 0, rc;
 
-	if (r == NULL) {
+	if (pg->begin_due && pg->at_commit.id == PG_STMT__MAX) {
+		/* Nothing was run: nothing to send. */
+		pg->begin_due = 0;
+		pg->in_tx = 0;
+		return 0;
+	}
+	if (pg->begin_due)
+		ids[n++] = PG_BEGIN;
+	if (pg->at_commit.id != PG_STMT__MAX) {
+		ps[n] = &pg->at_commit.p;
+		ids[n++] = pg->at_commit.id;
+	}
+	ids[n++] = PG_COMMIT;
+	pg->begin_due = 0;
+	rc = pipeline(pg, n, ids, ps, r, e, "commit");
+	forget_at_commit(pg);
+	if (rc == -1) {
 		pg_rollback(pg);
 		return -1;
 	}
 	pg->in_tx = 0;
 	/* COMMIT ends a transaction a failed statement aborted with
 	 * ROLLBACK, and says so only in its tag. */
-	if (strcmp(PQcmdStatus(r), "COMMIT") != 0) {
-		PQclear(r);
+	rc = strcmp(PQcmdStatus(r[n - 1]), "COMMIT") == 0 ? 0 : -1;
+	while (n > 0)
+		PQclear(r[--n]);
+	if (rc == -1) {
 		if (!quiet)
 			log_warn("PostgreSQL: commit: the transaction had "
 			    "failed and was rolled back");
 		return error_set(e, ERR_INTERNAL, NULL, "database error");
 	}
-	PQclear(r);
 	return 0;
 }
 
@@ -728,10 +885,13 @@ pg_rollback(struct store *pg)
 {
 	struct error e = { 0 };
 
+	forget_at_commit(pg);
 	if (!pg->in_tx)
 		return;
 	pg->in_tx = 0;
-	if (pg->conn != NULL && PQstatus(pg->conn) == CONNECTION_OK)
+	if (pg->begin_due)		/* nothing was sent */
+		pg->begin_due = 0;
+	else if (pg->conn != NULL && PQstatus(pg->conn) == CONNECTION_OK)
 		pg_run(pg, PG_ROLLBACK, NULL, &e, "rollback");
 	error_clear(&e);
 }

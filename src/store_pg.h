@@ -141,11 +141,20 @@ enum pg_stmt {
 };
 /* The texts, indexed by the whole enum: the core's and the data
  * helper's (NULL where the other table has it). */
-extern const char *const pg_core_sql[PG_STMT__MAX];	/* store_pg_sql.c */
-extern const char *const pg_data_sql[PG_STMT__MAX];	/* store_pg_sql_data.c */
+extern const char *const pg_core_sql[PG_STMT__MAX]; /* store_pg_sql.c */
+extern const char *const pg_data_sql[PG_STMT__MAX]; /* store_pg_sql_data.c */
 /* The text of statement id, or NULL. */
 const char	*pg_text(enum pg_stmt id);
 
+/* The parameters of one statement ($1 is p->v[0]): text, NULL, or
+ * binary (bytea).  Fill with pg_bind_*() after pg_params_init(). */
+struct pg_params {
+	int		 n;			/* the highest $N bound */
+	const char	*v[PG_PARAMS_MAX];	/* borrowed, or num[i] */
+	int		 len[PG_PARAMS_MAX];
+	int		 fmt[PG_PARAMS_MAX];	/* 0 text, 1 binary */
+	char		 num[PG_PARAMS_MAX][PG_NUM_SIZE];
+};
 /* A connection of the PostgreSQL engine (store_engine.h: each engine
  * has its own struct store). */
 struct store {
@@ -158,6 +167,14 @@ struct store {
 	struct kept	*kept;		/* owned: kept.c */
 	int		 sync_full;	/* SERVICE_DB_SYNC=full */
 	int		 in_tx;		/* inside BEGIN ... COMMIT */
+	int		 begin_due;	/* pg_begin() was called, its BEGIN not
+					 * sent yet: it goes with the first
+					 * statement (pg_exec) or the COMMIT */
+	struct {
+		enum pg_stmt	 id;	/* PG_STMT__MAX: none */
+		struct pg_params p;	/* its values point into held */
+		char		*held;	/* owned: copies of the values */
+	} at_commit;			/* pg_run_at_commit() */
 	int		 in_read;	/* between read_begin and read_end */
 	int		 stale;		/* the connection broke: reconnect
 					 * before the next request */
@@ -175,15 +192,6 @@ struct store {
 	} retain;
 };
 
-/* The parameters of one statement ($1 is p->v[0]): text, NULL, or
- * binary (bytea).  Fill with pg_bind_*() after pg_params_init(). */
-struct pg_params {
-	int		 n;			/* the highest $N bound */
-	const char	*v[PG_PARAMS_MAX];	/* borrowed, or num[i] */
-	int		 len[PG_PARAMS_MAX];
-	int		 fmt[PG_PARAMS_MAX];	/* 0 text, 1 binary */
-	char		 num[PG_PARAMS_MAX][PG_NUM_SIZE];
-};
 void		 pg_params_init(struct pg_params *p);
 /* $i (from 1): text (NULL: NULL), borrowed until the statement ran. */
 void		 pg_bind_text(struct pg_params *p, int i, const char *v);
@@ -199,10 +207,21 @@ void		 pg_bind_blob(struct pg_params *p, int i, const void *v,
 /* Runs statement id with p (NULL: none), preparing it on first use:
  * the result (PGRES_TUPLES_OK or PGRES_COMMAND_OK), owned by the
  * caller (PQclear), or NULL with e set by pg_fail().  Not connected:
- * NULL with a 503. */
+ * NULL with a 503.  The first statement of a transaction carries its
+ * BEGIN in the same round trip (libpq's pipeline mode). */
 PGresult	*pg_exec(struct store *pg, enum pg_stmt id,
 		    const struct pg_params *p, struct error *e,
 		    const char *what);
+/* Sends the BEGIN of the transaction pg_begin() began, if it is not
+ * yet: for code that sends statements to libpq itself.  0 or -1. */
+int		 pg_send_begin(struct store *pg, struct error *e);
+/* Runs statement id with p (copied) with the COMMIT of the caller's
+ * transaction, in the same round trip: a transaction's last write,
+ * whose result is not needed.  One per transaction; its failure is
+ * pg_commit()'s.  0, or -1 with e set (no transaction, or one is
+ * already kept). */
+int		 pg_run_at_commit(struct store *pg, enum pg_stmt id,
+		    const struct pg_params *p, struct error *e);
 /* pg_exec() for a statement that returns no rows: the rows it changed
  * (>= 0), or -1 with e set. */
 int64_t		 pg_run(struct store *pg, enum pg_stmt id,

@@ -159,7 +159,8 @@ pg_key_set_check(struct store *pg, const char *prefix,
 	pg_params_init(&p);
 	pg_bind_text(&p, 1, prefix);
 	pg_bind_blob(&p, 2, check, 32);
-	if (pg_run(pg, PG_KEY_SET_CHECK, &p, e, "key check") >= 0 &&
+	/* BEGIN, the update and COMMIT: one round trip. */
+	if (pg_run_at_commit(pg, PG_KEY_SET_CHECK, &p, e) == 0 &&
 	    pg_commit(pg, e) == 0)
 		return 0;
 	pg_rollback(pg);

@@ -575,9 +575,9 @@ static int
 cmd_init(const struct settings *s)
 {
 	struct error	e = { 0 };
-	int		created;
+	int		created, pg = s->db_url[0] != '\0';
 
-	if (make_parents(s->db_path, &e) == -1 ||
+	if ((!pg && make_parents(s->db_path, &e) == -1) ||
 	    make_parents(s->cache_path, &e) == -1 ||
 	    make_parents(s->pepper_file, &e) == -1 ||
 	    store_init(s, &e) == -1 ||
@@ -586,9 +586,41 @@ cmd_init(const struct settings *s)
 		error_clear(&e);
 		return 1;
 	}
+	/* A PostgreSQL database is named by its engine alone: its URL may
+	 * hold a password. */
 	printf("database %s ready\ncache %s ready\npepper %s %s\n",
-	    s->db_path, s->cache_path, s->pepper_file,
+	    pg ? "PostgreSQL" : s->db_path, s->cache_path, s->pepper_file,
 	    created ? "created" : "kept");
+	return 0;
+}
+
+/* The console's commands on whole SQLite files, and what a PostgreSQL
+ * database has instead. */
+static const struct {
+	const char	*word;
+	const char	*instead;
+} sqlite_only[] = {
+	{ "backup", "back a PostgreSQL database up with pg_dump" },
+	{ "restore", "restore a PostgreSQL database with pg_restore (from "
+	  "pg_dump's copy)" },
+	{ "compact", "PostgreSQL gives space back by itself (autovacuum); "
+	  "to rewrite a database, copy it with pg_dump and pg_restore" },
+};
+
+/* Refuses (1) a command on whole files for a PostgreSQL database. */
+static int
+refused_on_pg(const struct settings *s, const char *word)
+{
+	size_t i;
+
+	if (s->db_url[0] == '\0')
+		return 0;
+	for (i = 0; i < sizeof(sqlite_only) / sizeof(sqlite_only[0]); i++)
+		if (strcmp(sqlite_only[i].word, word) == 0) {
+			fprintf(stderr, "evalgate-admin: %s is for a SQLite "
+			    "database: %s\n", word, sqlite_only[i].instead);
+			return 1;
+		}
 	return 0;
 }
 
@@ -663,7 +695,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[0], "compact") == 0) {
 		if (argc != 1)
 			usage();
-		return cmd_compact(&s);
+		return refused_on_pg(&s, "compact") ? 1 : cmd_compact(&s);
 	}
 	for (i = 0; i < NCMDS && c == NULL; i++)
 		if ((nwords = cmd_words(&cmds[i], argc, argv)) > 0)
@@ -674,7 +706,8 @@ main(int argc, char **argv)
 	for (i = 0; c->op == OP__MAX && i < sizeof(file_cmds) /
 	    sizeof(file_cmds[0]); i++)
 		if (strcmp(file_cmds[i].word, c->words[0]) == 0) {
-			rc = file_cmds[i].run(&s, in);
+			rc = refused_on_pg(&s, c->words[0]) ? 1 :
+			    file_cmds[i].run(&s, in);
 			json_object_put(in);
 			return rc;
 		}

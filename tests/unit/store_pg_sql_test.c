@@ -1,0 +1,396 @@
+/* store_pg_sql_test.c: TAP tests of the PostgreSQL engine's schema and
+ * statements, and of its connection's life, against a real server
+ * (EVALGATE_TEST_PG_URL: an empty database; tests/store_pg_test.sh
+ * starts a throw-away cluster and runs this).
+ *
+ * - init creates the schema, is idempotent, refuses a newer version;
+ * - the schema mirrors SQLite's (schema.sql and every migration step,
+ *   the cache's admission table): the same tables, the same columns;
+ * - every statement of the core's block of enum pg_stmt has a text in
+ *   its table, none has one in both tables, and every text prepares;
+ * - the catalog generation moves with a catalog change by hand;
+ * - transactions: BEGIN is sent with the first statement, a write kept
+ *   for the commit goes with COMMIT, and both fail and roll back as
+ *   separate round trips would;
+ * - a session the server ends is a 503 with Retry-After naming no URL,
+ *   and store_maintain() reconnects; a duplicate name is a conflict;
+ *   readiness is refused while the catalog's lock is held elsewhere;
+ * - a connection string libpq rejects is not quoted back. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "settings.h"
+#include "store_pg.h"
+#include "tap.h"
+
+/* SQLite's .sql files (src/sql_files.c): store_sqlite.h, which has
+ * them, defines another struct store. */
+extern const char schema_sql[], cache_sql[], migrate_2_sql[],
+    migrate_3_sql[], migrate_4_sql[], migrate_5_sql[], migrate_6_sql[];
+
+/* "table.column" of every column of SQLite's schema, made as init makes
+ * it, and of the cache's admission table (as "admission.column"). */
+static char	sq_cols[256][128];
+static int	nsq;
+
+static void
+sqlite_columns(void)
+{
+	static const char *const steps[] = { schema_sql, migrate_2_sql,
+	    migrate_3_sql, migrate_4_sql, migrate_5_sql, migrate_6_sql,
+	    "ATTACH DATABASE ':memory:' AS cache", cache_sql };
+	sqlite3		*db;
+	sqlite3_stmt	*stmt;
+	size_t		 i;
+
+	sqlite3_open(":memory:", &db);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		sqlite3_exec(db, steps[i], NULL, NULL, NULL);
+	sqlite3_prepare_v2(db, "SELECT m.name || '.' || p.name"
+	    " FROM sqlite_schema m, pragma_table_info(m.name) p"
+	    " WHERE m.type = 'table' UNION ALL"
+	    " SELECT 'admission.' || name FROM"
+	    " pragma_table_info('admission', 'cache')", -1, &stmt, NULL);
+	while (sqlite3_step(stmt) == SQLITE_ROW && nsq < 256)
+		snprintf(sq_cols[nsq++], sizeof(sq_cols[0]), "%s",
+		    (const char *)sqlite3_column_text(stmt, 0));
+	sqlite3_finalize(stmt);
+	sqlite3_close(db);
+}
+
+static PGresult *
+query(PGconn *c, const char *sql)
+{
+	PGresult *r = PQexec(c, sql);
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK &&
+	    PQresultStatus(r) != PGRES_COMMAND_OK)
+		printf("# %s: %s", sql, PQerrorMessage(c));
+	return r;
+}
+
+static int64_t
+one(PGconn *c, const char *sql)
+{
+	PGresult	*r = query(c, sql);
+	int64_t		 v = PQntuples(r) == 1 ? strtoll(PQgetvalue(r, 0, 0),
+			    NULL, 10) : -1;
+
+	PQclear(r);
+	return v;
+}
+
+static void
+mirrors_sqlite(PGconn *c)
+{
+	PGresult	*r;
+	int		 i, j, found, extra = 0;
+
+	sqlite_columns();
+	ok(nsq > 50, "SQLite's schema has its columns (%d)", nsq);
+	r = query(c, "SELECT table_name || '.' || column_name FROM"
+	    " information_schema.columns WHERE table_schema = 'public'");
+	for (i = 0; i < nsq; i++) {
+		for (found = 0, j = 0; j < PQntuples(r) && !found; j++)
+			found = strcmp(PQgetvalue(r, j, 0), sq_cols[i]) == 0;
+		if (!found)
+			ok(0, "PostgreSQL has %s", sq_cols[i]);
+	}
+	for (j = 0; j < PQntuples(r); j++) {
+		for (found = 0, i = 0; i < nsq && !found; i++)
+			found = strcmp(PQgetvalue(r, j, 0), sq_cols[i]) == 0;
+		if (!found && strcmp(PQgetvalue(r, j, 0),
+		    "schema_version.v") != 0) {
+			printf("#   only in PostgreSQL: %s\n",
+			    PQgetvalue(r, j, 0));
+			extra++;
+		}
+	}
+	ok(PQntuples(r) == nsq + 1 && extra == 0, "PostgreSQL's tables and "
+	    "columns are SQLite's (and the cache's admission), with "
+	    "schema_version.v (%d, %d)", PQntuples(r), nsq);
+	PQclear(r);
+}
+
+static void
+statements(PGconn *c)
+{
+	char		 name[16];
+	PGresult	*r;
+	int		 id, texts = 0, prepared = 0, both = 0, core = 0;
+
+	for (id = 0; id < PG_STMT__MAX; id++) {
+		if (id == PG_CORE__END)
+			continue;
+		if (pg_core_sql[id] != NULL && pg_data_sql[id] != NULL)
+			both++;
+		if (id < PG_CORE__END && pg_core_sql[id] != NULL)
+			core++;
+		/* The data helper's block may name statements it has not
+		 * written yet: those it has must prepare. */
+		if (pg_text(id) == NULL) {
+			if (id > PG_CORE__END)
+				printf("#   statement %d: no text yet\n", id);
+			continue;
+		}
+		texts++;
+		snprintf(name, sizeof(name), "t%d", id);
+		r = PQprepare(c, name, pg_text(id), 0, NULL);
+		if (PQresultStatus(r) == PGRES_COMMAND_OK)
+			prepared++;
+		else
+			printf("#   statement %d: %s#   %s\n", id,
+			    PQerrorMessage(c), pg_text(id));
+		PQclear(r);
+	}
+	ok(both == 0, "no statement has a text in both tables");
+	ok(core == PG_CORE__END, "every statement of the core has its text "
+	    "(%d)", core);
+	ok(prepared == texts, "every text prepares (%d of %d)", prepared,
+	    texts);
+}
+
+static int64_t
+apps_named(PGconn *c, const char *name)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM applications"
+	    " WHERE name = '%s'", name);
+	return one(c, sql);
+}
+
+/* Whether the server has st's session inside a transaction. */
+static int
+in_transaction(struct store *st, PGconn *c)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM pg_stat_activity"
+	    " WHERE pid = %d AND state LIKE 'idle in transaction%%'",
+	    PQbackendPID(st->conn));
+	return one(c, sql) == 1;
+}
+
+static void
+insert_app(struct store *st, const char *name, struct error *e)
+{
+	struct app a;
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.name, sizeof(a.name), "%s", name);
+	store_app_insert(st, &a, e);
+}
+
+/* BEGIN goes with the first statement, a kept write with COMMIT: the
+ * same outcomes as one round trip each. */
+static void
+transactions(struct store *st, PGconn *c)
+{
+	struct pg_params	p;
+	struct error		e = { 0 };
+	int64_t			audits = one(c, "SELECT count(*) FROM audit_log");
+
+	ok(store_begin(st, &e) == 0 && !in_transaction(st, c),
+	    "store_begin sends nothing yet");
+	insert_app(st, "tx-one", &e);
+	ok(in_transaction(st, c), "the first statement began the "
+	    "transaction");
+	ok(apps_named(c, "tx-one") == 0, "uncommitted, unseen");
+	ok(store_commit(st, &e) == 0 && apps_named(c, "tx-one") == 1,
+	    "committed, seen %s", e.message);
+	ok(store_begin(st, &e) == 0 && store_commit(st, &e) == 0,
+	    "an empty transaction commits");
+	store_begin(st, &e);
+	insert_app(st, "tx-two", &e);
+	store_rollback(st);
+	ok(apps_named(c, "tx-two") == 0 && !in_transaction(st, c),
+	    "rolled back");
+
+	pg_params_init(&p);
+	pg_bind_int(&p, 1, 1);
+	pg_bind_text(&p, 2, "test");
+	pg_bind_text(&p, 3, "at.commit");
+	pg_bind_text(&p, 4, NULL);
+	pg_bind_text(&p, 5, "{}");
+	store_begin(st, &e);
+	ok(pg_run_at_commit(st, PG_AUDIT, &p, &e) == 0 &&
+	    pg_run_at_commit(st, PG_AUDIT, &p, &e) == -1,
+	    "one write kept for the commit, not two");
+	error_clear(&e);
+	ok(!in_transaction(st, c) && store_commit(st, &e) == 0 &&
+	    one(c, "SELECT count(*) FROM audit_log") == audits + 1,
+	    "BEGIN, the kept write and COMMIT in one go %s", e.message);
+
+	store_begin(st, &e);
+	insert_app(st, "tx-three", &e);
+	pg_params_init(&p);
+	pg_bind_text(&p, 1, "tx-one");		/* a duplicate name */
+	pg_bind_int(&p, 2, 0);
+	pg_bind_int(&p, 3, 0);
+	pg_bind_null(&p, 4);
+	pg_bind_null(&p, 5);
+	pg_bind_int(&p, 6, 1);
+	pg_run_at_commit(st, PG_APP_INSERT, &p, &e);
+	ok(store_commit(st, &e) == -1 && apps_named(c, "tx-three") == 0,
+	    "a kept write that fails fails the commit, and nothing is "
+	    "written: %s", e.message);
+	error_clear(&e);
+	ok(!in_transaction(st, c) && apps_named(c, "tx-one") == 1,
+	    "and the session is out of the failed transaction");
+
+	store_begin(st, &e);
+	insert_app(st, "tx-one", &e);
+	ok(e.code == ERR_CONFLICT, "a failing first statement (with its "
+	    "BEGIN) is its own error: %s", e.message);
+	error_clear(&e);
+	store_rollback(st);
+	insert_app(st, "tx-four", &e);
+	ok(e.code == ERR_NONE && apps_named(c, "tx-four") == 1 &&
+	    !in_transaction(st, c), "and the session works after the "
+	    "rollback %s", e.message);
+	error_clear(&e);
+}
+
+/* A key issued before the keyed hash existed gets it later, in one
+ * transaction of its own; bytea goes in binary and comes back intact. */
+static void
+key_check(struct store *st, int64_t app_id)
+{
+	struct key_row	k, got;
+	struct error	e = { 0 };
+	unsigned char	check[32];
+	size_t		i;
+
+	memset(&k, 0, sizeof(k));
+	snprintf(k.prefix, sizeof(k.prefix), "oldkey01");
+	snprintf(k.hash, sizeof(k.hash), "$argon2id$not-checked-here");
+	k.app_id = app_id;
+	k.created_at = 1;
+	for (i = 0; i < sizeof(check); i++)
+		check[i] = (unsigned char)(i * 37 + 1);	/* a 0 byte too */
+	check[5] = 0;
+	ok(store_key_insert(st, &k, &e) == 0 &&
+	    store_key_by_prefix(st, "oldkey01", &got, &e) == 1 &&
+	    !got.has_check, "a key without its keyed hash %s", e.message);
+	ok(store_key_set_check(st, "oldkey01", check, &e) == 0 &&
+	    store_key_by_prefix(st, "oldkey01", &got, &e) == 1 &&
+	    got.has_check && memcmp(got.check, check, 32) == 0,
+	    "gets it, byte for byte %s", e.message);
+	check[0] ^= 1;
+	ok(store_key_set_check(st, "oldkey01", check, &e) == 0 &&
+	    store_key_by_prefix(st, "oldkey01", &got, &e) == 1 &&
+	    memcmp(got.check, check, 32) != 0, "and keeps the first one");
+	error_clear(&e);
+}
+
+int
+main(void)
+{
+	static struct settings	 s;
+	const char		*url = getenv("EVALGATE_TEST_PG_URL");
+	char			 dir[] = "/tmp/evalgate-pg.XXXXXX", sql[160];
+	struct error		 e = { 0 };
+	struct store		*st;
+	struct app		 a;
+	PGconn			*c;
+	int64_t			 before;
+	int			 db_ok = 0, cache_ok = 0;
+
+	if (url == NULL || *url == '\0') {
+		printf("1..0 # SKIP no EVALGATE_TEST_PG_URL (run "
+		    "tests/store_pg_test.sh)\n");
+		return 0;
+	}
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	snprintf(s.db_url, sizeof(s.db_url), "%s", url);
+	snprintf(s.cache_path, sizeof(s.cache_path), "%s/cache.db", dir);
+	s.db_sync = DB_SYNC_FULL;
+	s.workers = 2;
+
+	ok(strcmp(store_engine_name(&s), "postgresql") == 0,
+	    "SERVICE_DB_URL chooses PostgreSQL");
+	ok(store_init(&s, &e) == 0, "init creates the schema %s", e.message);
+	ok(store_init(&s, &e) == 0, "init again is idempotent %s", e.message);
+	ok(access(s.cache_path, F_OK) == 0, "init made the local cache");
+	c = PQconnectdb(url);
+	if (!ok(PQstatus(c) == CONNECTION_OK, "a connection of the test's"))
+		return tap_done();
+	ok(one(c, "SELECT v FROM schema_version") == PG_SCHEMA_VERSION,
+	    "the database records schema version %d", PG_SCHEMA_VERSION);
+	PQclear(query(c, "UPDATE schema_version SET v = 99"));
+	ok(store_init(&s, &e) == -1 && strstr(e.message, "newer") != NULL,
+	    "a database of a newer version is refused: %s", e.message);
+	ok((st = store_open(&s, &e)) == NULL, "and not opened: %s",
+	    e.message);
+	error_clear(&e);
+	PQclear(query(c, "UPDATE schema_version SET v = 6"));
+
+	mirrors_sqlite(c);
+	statements(c);
+
+	before = one(c, "SELECT n FROM catalog_generation");
+	PQclear(query(c, "INSERT INTO applications (name, created_at)"
+	    " VALUES ('by-hand', 1)"));
+	ok(one(c, "SELECT n FROM catalog_generation") > before,
+	    "a catalog change by hand moves the generation");
+
+	if (!ok((st = store_open(&s, &e)) != NULL, "store_open %s",
+	    e.message))
+		return tap_done();
+	memset(&a, 0, sizeof(a));
+	snprintf(a.name, sizeof(a.name), "by-hand");
+	ok(store_app_insert(st, &a, &e) == -1 && e.code == ERR_CONFLICT,
+	    "a duplicate name is a conflict: %s", e.message);
+	error_clear(&e);
+	ok(store_app_by_name(st, "by-hand", &a, &e) == 1 && a.id > 0,
+	    "the application is found");
+
+	/* The server ends the session. */
+	snprintf(sql, sizeof(sql), "SELECT pg_terminate_backend(%d)",
+	    PQbackendPID(st->conn));
+	PQclear(query(c, sql));
+	usleep(100000);
+	ok(store_app_by_name(st, "by-hand", &a, &e) == -1 &&
+	    e.code == ERR_UNAVAILABLE && e.retry_after_ms == 1000,
+	    "a session the server ended is a 503 with Retry-After: %s",
+	    e.message);
+	ok(strstr(e.message, url) == NULL && strstr(e.message, "host=") ==
+	    NULL, "naming no URL");
+	error_clear(&e);
+	store_maintain(st);
+	ok(store_app_by_name(st, "by-hand", &a, &e) == 1,
+	    "store_maintain() reconnected %s", e.message);
+
+	transactions(st, c);
+	key_check(st, a.id);
+
+	store_ready(st, &db_ok, &cache_ok);
+	ok(db_ok && cache_ok, "ready");
+	PQclear(query(c, "BEGIN"));
+	PQclear(query(c, "UPDATE catalog_generation SET n = n"));
+	store_ready(st, &db_ok, &cache_ok);
+	ok(!db_ok && cache_ok, "not ready while a catalog change holds its "
+	    "lock");
+	PQclear(query(c, "ROLLBACK"));
+	store_close(st);
+
+	snprintf(s.db_url, sizeof(s.db_url),
+	    "postgresql://u:s3cr%%zzet@/db");
+	ok(store_open(&s, &e) == NULL && strstr(e.message, "s3cr") == NULL,
+	    "a URL libpq rejects is not quoted back: %s", e.message);
+	error_clear(&e);
+
+	PQfinish(c);
+	snprintf(sql, sizeof(sql), "rm -rf '%s'", dir);
+	if (system(sql) != 0)
+		printf("# cannot remove %s\n", dir);
+	return tap_done();
+}
