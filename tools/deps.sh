@@ -12,7 +12,7 @@ set -eu
 mode=${1:-}
 pkgs="build-essential autoconf automake pkg-config libfcgi-dev
 libjson-c-dev libsqlite3-dev libcurl4-openssl-dev libsodium-dev lighttpd
-curl"
+curl libpq-dev"
 if [ "$mode" = "--valgrind" ]; then
 	# make check runs the unit-test programs under valgrind.
 	pkgs="$pkgs valgrind"
@@ -36,6 +36,10 @@ if [ "$mode" = "--test" ]; then
 	pkgs="$pkgs chromium"
 	# tests/e2e/test_prometheus.py: a real Prometheus scrapes /metrics.
 	pkgs="$pkgs prometheus"
+	# tests/e2e/pg.py: the suites' second run, the two-host test and
+	# the crash test start throw-away PostgreSQL 15 clusters (initdb,
+	# postgres, psql, pg_isready of /usr/lib/postgresql/15/bin).
+	pkgs="$pkgs postgresql-15"
 	command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 if [ "$mode" = "--test" ] || [ "$mode" = "--bench" ]; then

@@ -193,6 +193,170 @@ def test_decision_recorded(t, g, first, hot):
     state = g.sql("SELECT state FROM decisions WHERE id = ?",
                   (first,))[0][0]
     t.eq(state, None, "no state kept without log_state")
+
+
+def test_lexical(t, g, key):
+    with open(os.path.join(EXAMPLES, "evaluate.json")) as f:
+        body = json.load(f)
+    r1, r2 = post(g, key, body), post(g, key, body)
+    t.eq(r1.status, 200, "lexical backend answers the demo request")
+    a1, a2 = r1.json(), r2.json()
+    t.eq(a1["answers"], a2["answers"], "lexical is deterministic")
+    t.ok(a1["x_decision_id"] != a2["x_decision_id"], "new decision each")
+    t.eq(a1["answers"]["sentiment"]["choice"], "negative",
+         "the overlapping option wins")
+    t.ok("usage" in a1 and a1["usage"]["output_tokens"] == 3,
+         "lexical reports usage", a1.get("usage"))
+    t.eq(a1["x_backend"], "lexical", "x_backend lexical")
+
+
+def test_models(t, g, key):
+    r = g.get("/v1/models", key=key)
+    t.eq(r.status, 200, "GET /v1/models")
+    models = r.json()["models"]
+    names = sorted(m["name"] for m in models)
+    t.eq(names, ["dead", "failover", "faulty", "lexical", "up"],
+         "one entry per enabled backend")
+    up = [m for m in models if m["name"] == "up"][0]
+    t.eq(up, {"name": "up", "description": "fake upstream",
+              "release_date": "2026-10-01"}, "name, description, date")
+
+
+def test_refusals(t, g, key):
+    ok_q = {"q": {"type": "choice", "criteria": {"x": None, "y": None}}}
+    deep = "[" * 70 + "]" * 70
+    cases = [
+        ("malformed JSON", b'{"state": "x", ', "validation_error", "body"),
+        ("a JSON array body", b"[1, 2]", "validation_error", "body"),
+        ("nesting past 64", ('{"state": %s, "questions": {}}' % deep)
+         .encode(), "validation_error", "body"),
+        ("trailing garbage", b'{"state": "x"} x', "validation_error",
+         "body"),
+        ("state missing", {"questions": ok_q}, "validation_error", "state"),
+        ("state a number", {"state": 5, "questions": ok_q},
+         "validation_error", "state"),
+        ("state too long", {"state": "x" * 32001, "questions": ok_q},
+         "validation_error", "state"),
+        ("model not a string", {"model": 5, "state": "s",
+                                "questions": ok_q},
+         "validation_error", "model"),
+        ("questions missing", {"state": "s"}, "validation_error",
+         "questions"),
+        ("questions empty", {"state": "s", "questions": {}},
+         "validation_error", "questions"),
+        ("type unknown", {"state": "s", "questions":
+                          {"q": {"type": "maybe"}}},
+         "validation_error", "questions.q.type"),
+        ("type missing", {"state": "s", "questions": {"q": {}}},
+         "validation_error", "questions.q.type"),
+        ("choice criteria empty", {"state": "s", "questions": {
+            "q": {"type": "choice", "criteria": {}}}},
+         "validation_error", "questions.q.criteria"),
+        ("choice criteria a list", {"state": "s", "questions": {
+            "q": {"type": "choice", "criteria": ["x"]}}},
+         "validation_error", "questions.q.criteria"),
+        ("256 options", {"state": "s", "questions": {
+            "q": {"type": "choice",
+                  "criteria": {str(i): None for i in range(256)}}}},
+         "validation_error", "questions.q.criteria"),
+        ("score criteria an object", {"state": "s", "questions": {
+            "q": {"type": "score", "criteria": {"0": "a", "1": "b"}}}},
+         "validation_error", "questions.q.criteria"),
+        ("one level", {"state": "s", "questions": {
+            "q": {"type": "score", "criteria": ["a"]}}},
+         "validation_error", "questions.q.criteria"),
+        ("11 levels", {"state": "s", "questions": {
+            "q": {"type": "score", "criteria": list("abcdefghijk")}}},
+         "validation_error", "questions.q.criteria"),
+        ("33 questions", {"state": "s", "questions": {
+            "q%d" % i: {"type": "noul"} for i in range(33)}},
+         "validation_error", "questions"),
+        ("x_schema not an object", {"state": "s", "x_schema": "hot"},
+         "validation_error", "x_schema"),
+        ("x_schema version not an integer", {"state": "s", "x_schema":
+                                             {"id": "hot", "version": "1"}},
+         "validation_error", "x_schema.version"),
+    ]
+    for name, body, code, field in cases:
+        r = g.post("/v1/systemone", body, key=key,
+                   headers={"Content-Type": "application/json"})
+        if t.error_is(r, 422, code, "422 %s for %s" % (code, name)):
+            t.eq(r.json()["error"]["details"].get("field"), field,
+                 "%s: details name the field" % name)
+    r = post(g, key, {"state": "s", "questions": {
+        "nope": {"type": "choice", "criteria": {"x": None}}}})
+    t.error_is(r, 422, "invalid_schema", "a shape no schema has: 422")
+    t.ok(re.match("^[0-9a-f]{64}$", r.json()["error"]["details"]
+                  .get("fingerprint", "")) is not None,
+         "invalid_schema details carry the fingerprint", r.body)
+    r = post(g, key, {"state": "s", "questions": {"secret_q": {
+        "type": "noul"}}})
+    t.error_is(r, 403, "schema_not_granted",
+               "a published but ungranted shape: 403")
+    for ref in ({"id": "secret"}, {"id": "no-such-schema"},
+                {"id": "hot", "version": 9}):
+        r = post(g, key, {"state": "s", "x_schema": ref})
+        t.error_is(r, 403, "schema_not_granted",
+                   "x_schema %r: 403 (existence not revealed)" % ref)
+
+
+def test_liberal(t, g, key, up):
+    """What upstream clients send that a strict reading would refuse."""
+    q = {"mood": {"type": "choice", "instructions": {"any": ["json"]},
+                  "criteria": {"a": ["list"], "b": {"o": 1}, "c": None}},
+         "level": {"type": "score",
+                   "criteria": ["none", "some", "much", "all"]},
+         "yes": {"type": "noul", "instructions": None,
+                 "criteria": {"true": "only true"}}}
+    r = post(g, key, {"state": ["a", {"b": 1}], "questions": q,
+                      "unknown_field": 1})
+    t.eq(r.status, 200, "non-string texts, omitted instructions, partial "
+         "noul criteria and unknown fields are accepted")
+
+
+def fault(t, g, key, faulty, mode, **extra):
+    faulty.reset()
+    faulty.control(mode=mode, **extra)
+    start = time.time()
+    r = post(g, key, {"state": "s", "questions": {
+        "viafaulty_q": {"type": "choice", "criteria": {"x": None, "y": None}}}})
+    took = time.time() - start
+    faulty.control(mode="ok")
+    return r, took
+
+
+def test_faults(t, g, key, faulty):
+    for mode in ("error500", "error529", "error429", "malformed",
+                 "missing_option", "wrong_shape", "hang", "reset", "huge"):
+        # A cooled-down replica is still tried when it is the only one;
+        # clear the cool-down anyway so that each mode is really sent.
+        g.clear_cooldowns()
+        r, took = fault(t, g, key, faulty, mode)
+        if t.error_is(r, 503, "backend_unavailable",
+                      "upstream %s: 503 backend_unavailable" % mode):
+            t.ok(int(r.headers.get("retry-after", "0")) >= 1 and
+                 int(r.headers.get("retry-after-ms", "0")) >= 1,
+                 "%s: Retry-After and retry-after-ms" % mode, r.headers)
+        t.ok(took < 10, "%s: answered in %.1f s (timeout 1.5 s)" %
+             (mode, took))
+        t.ok(len(faulty.requests()) >= 1, "%s: the upstream was asked" % mode)
+    g.clear_cooldowns()
+    r, _ = fault(t, g, key, faulty, "slow", delay_ms=300)
+    t.eq(r.status, 200, "a slow upstream within the timeout answers")
+    r = post(g, key, {"state": "s", "questions": {
+        "viafaulty_q": {"type": "choice", "criteria": {"x": None, "y": None}}}})
+    t.eq(r.status, 200, "after every fault, service resumes")
+
+
+
+def test_failover(t, g, key):
+    q = {"viafail_q": {"type": "choice", "criteria": {"x": None, "y": None}}}
+    for i in range(3):
+        r = post(g, key, {"state": "s", "questions": q})
+        t.eq(r.status, 200, "failover from a dead replica, call %d" % i)
+    t.eq(r.json()["x_backend"], "failover", "x_backend is the backend")
+    r = post(g, key, {"state": "s", "questions": {
+        "viadead_q": {"type": "choice", "criteria": {"x": None, "y": None}}}})
     t.error_is(r, 503, "backend_unavailable", "every replica dead: 503")
     t.ok("retry-after" in r.headers and "retry-after-ms" in r.headers,
          "503 carries both retry headers", r.headers)

@@ -1,0 +1,217 @@
+"""test_pg_hosts: two gateways, one PostgreSQL database (issue 21).
+
+Two lighttpd instances on different ports, each with its own worker
+pool, its own cache file and its own copy of the pepper, both on one
+database of a throw-away PostgreSQL cluster: two hosts behind a load
+balancer.  Proves, with their clock pinned (SERVICE_TEST_CLOCK_FILE, the
+same file for both):
+
+- admission is exact across hosts: 40 concurrent calls spread over both
+  at 20 a minute admit exactly 20 (the others 429 rate_limited), and a
+  daily quota of 40 units admits exactly 10 calls of 4 out of 30;
+- a decision made through one host is read through the other, given an
+  outcome there, and the outcome is read back through the first;
+- a catalog change through one host's console (a revoked key, a removed
+  grant; design.md section 16, item 12), through its /admin/v1, or by
+  hand with psql reaches every worker of the other host at its next
+  request, though they all kept the rows it changed.
+
+It runs whatever EVALGATE_TEST_ENGINE says (it is PostgreSQL's by
+nature), and is skipped in a build without the PostgreSQL engine.
+"""
+
+import os
+import threading
+
+from gateway import Gateway, TAP, require_postgresql
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEMO = os.path.join(HERE, "..", "..", "examples", "demo-questions.json")
+T0 = 1899640800000              # 2030-03-13T12:00:00Z
+BODY = {"state": "my order arrived broken, I want a refund",
+        "x_schema": {"id": "demo"}}
+BURST = 40
+
+
+def set_clock(path, ms):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % ms)
+    os.replace(tmp, path)
+
+
+def evaluate(g, key):
+    return g.post("/v1/systemone", BODY, key=key)
+
+
+def code(r):
+    """An answer's status and, for an error, its code."""
+    try:
+        return r.status, r.json().get("error", {}).get("code")
+    except ValueError:
+        return r.status, None
+
+
+def burst(hosts, key, n=BURST):
+    """n evaluations at once, alternately through each host; the
+    answers, in order."""
+    gate = threading.Barrier(n)
+    out = [None] * n
+
+    def fire(i):
+        gate.wait()
+        try:
+            out[i] = code(evaluate(hosts[i % len(hosts)], key))
+        except Exception as e:      # counted as neither 200 nor 429
+            out[i] = (0, repr(e))
+    threads = [threading.Thread(target=fire, args=(i,)) for i in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    return out
+
+
+def new_app(g, name, *limits):
+    g.admin("app", "create", name, *limits)
+    g.admin("grant", name, "demo")
+    return g.admin("key", "issue", name).stdout.strip()
+
+
+def test_admission(t, a, b, clock):
+    set_clock(clock, T0)
+    key = new_app(a, "burst", "--rate-per-minute", "20",
+                  "--daily-quota", "1000000")
+    out = burst((a, b), key)
+    t.ok((out.count((200, None)), out.count((429, "rate_limited"))) ==
+         (20, 20), "40 concurrent calls over both hosts at 20/min: exactly "
+         "20 admitted, 20 refused rate_limited", out)
+    t.ok(any(c == (200, None) for c in out[0::2]) and
+         any(c == (200, None) for c in out[1::2]),
+         "both hosts admitted some", out)
+    t.eq(a.sql("SELECT sum(q.used) FROM quota_days q JOIN applications a"
+               " ON a.id = q.app_id WHERE a.name = 'burst'"), [(80,)],
+         "the 20 calls of cost 4 used 80 units in the shared counter")
+
+    key = new_app(a, "quota", "--rate-per-minute", "1000000",
+                  "--daily-quota", "40")
+    out = burst((a, b), key, 30)
+    t.ok((out.count((200, None)), out.count((429, "quota_exceeded"))) ==
+         (10, 20), "30 concurrent calls of 4 units over both hosts, a "
+         "quota of 40: exactly 10 admitted, 20 refused quota_exceeded", out)
+
+
+def test_decision_across(t, a, b):
+    key = new_app(a, "shared")
+    r = evaluate(a, key)
+    t.eq(r.status, 200, "a decision made through host A")
+    did = r.json()["x_decision_id"]
+    answers = r.json()["answers"]
+    r = b.get("/v1/decisions/" + did, key=key)
+    t.eq((r.status, r.json().get("answers") if r.status == 200 else r.body),
+         (200, answers), "is read through host B, with its answers")
+    r = b.post("/v1/decisions/%s/outcome" % did,
+               {"answers": {"refund": True}, "source": "host-b"}, key=key)
+    t.ok(r.status == 200, "host B records its outcome", r)
+    r = a.get("/v1/decisions/" + did, key=key)
+    out = r.json().get("outcomes", {}) if r.status == 200 else {}
+    t.eq((r.status, out.get("refund", {}).get("value"),
+          out.get("refund", {}).get("source")), (200, True, "host-b"),
+         "host A reads the outcome host B recorded")
+    r = a.post("/v1/decisions/%s/outcome" % did,
+               {"answers": {"refund": False}}, key=key)
+    t.error_is(r, 409, "conflict", "a conflicting outcome through host A "
+               "is 409: one decision, one outcome per question")
+
+
+def each_worker(g, key, n=8):
+    """The set of (status, code) of n evaluations through g: every worker
+    of g answers at least one of them (lighttpd spreads them)."""
+    return sorted(set(code(evaluate(g, key)) for _ in range(n)))
+
+
+def test_catalog_across(t, a, b):
+    """Every worker of B keeps the rows (key, application, grant,
+    backend) of its last request; a change made elsewhere must still be
+    seen at its next one."""
+    ok = [(200, None)]
+    key = new_app(a, "keeper")
+    prefix = key.split("_")[1]
+    t.eq(each_worker(b, key), ok, "host B's workers answer (and keep the "
+         "key's rows)")
+    a.admin("key", "revoke", prefix)
+    t.eq(each_worker(b, key), [(401, "invalid_api_key")],
+         "a key revoked through host A's console is refused at host B's "
+         "next request")
+    t.eq(each_worker(a, key), [(401, "invalid_api_key")], "and at A's")
+
+    key = new_app(a, "granted")
+    t.eq(each_worker(b, key), ok, "a second application answers on B")
+    a.admin("ungrant", "granted", "demo")
+    t.eq(each_worker(b, key), [(403, "schema_not_granted")],
+         "a grant removed through host A's console is refused at host B's "
+         "next request")
+    a.admin("grant", "granted", "demo")
+    t.eq(each_worker(b, key), ok, "granted again: B answers")
+
+    adm = a.new_key("ops", "--admin")
+    r = a.admin_request("DELETE", "/admin/v1/grants/granted/demo", key=adm)
+    t.eq(r.status, 200, "the grant removed through host A's /admin/v1")
+    t.eq(each_worker(b, key), [(403, "schema_not_granted")],
+         "is refused at host B's next request")
+    a.admin("grant", "granted", "demo")
+    t.eq(each_worker(b, key), ok, "granted again")
+
+    b.sql("UPDATE api_keys SET revoked_at = 1 WHERE prefix = ?",
+          (key.split("_")[1],))
+    t.eq(each_worker(b, key), [(401, "invalid_api_key")],
+         "a key revoked by hand with psql is refused at host B's next "
+         "request")
+    t.eq(each_worker(a, key), [(401, "invalid_api_key")], "and at A's")
+
+    key = new_app(a, "handmade")
+    t.eq(each_worker(b, key), ok, "a third application answers on B")
+    b.sql("DELETE FROM grants WHERE app_id = (SELECT id FROM applications"
+          " WHERE name = 'handmade')")
+    t.eq(each_worker(b, key), [(403, "schema_not_granted")],
+         "a grant deleted by hand with psql is refused at host B's next "
+         "request")
+    t.eq(each_worker(a, key), [(403, "schema_not_granted")], "and at A's")
+
+
+def main():
+    require_postgresql()
+    t = TAP()
+    a = Gateway(workers=2, engine="postgresql")
+    b = None
+    try:
+        clock = os.path.join(a.dir, "clock")
+        set_clock(clock, T0)
+        a.env["SERVICE_TEST_CLOCK_FILE"] = clock
+        b = Gateway(workers=2, share=a,
+                    env={"SERVICE_TEST_CLOCK_FILE": clock})
+        a.admin("backend", "add", "lex", "--kind", "lexical")
+        a.admin("schema", "publish", "demo", "--questions", DEMO,
+                "--backend", "lex")
+        a.start()
+        b.start()
+        t.ok(a.port != b.port and a.env["SERVICE_CACHE_PATH"] !=
+             b.env["SERVICE_CACHE_PATH"] and a.url == b.url,
+             "two hosts: two ports, two cache files, one database")
+        t.run([test_admission], a, b, clock)
+        t.run([test_decision_across, test_catalog_across], a, b)
+        t.ok(os.path.exists(a.env["SERVICE_CACHE_PATH"]) and
+             os.path.exists(b.env["SERVICE_CACHE_PATH"]),
+             "each host made its own cache file")
+        t.ok(a.url not in a.log() + b.log(), "no log line has the URL")
+        t.stop_clean(a, "host A: no sanitizer reports")
+        t.stop_clean(b, "host B: no sanitizer reports")
+    finally:
+        a.cleanup()
+        if b is not None:
+            b.cleanup()
+    return t.done()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
