@@ -547,9 +547,8 @@ pg_open(const struct settings *s, struct error *e)
 {
 	struct store *pg = store_new(s);
 
+	/* The caller (the console) says why, once. */
 	if (connect_db(pg, e) == -1) {
-		if (!quiet)
-			log_warn("database: %s", e->message);
 		pg_close(pg);
 		return NULL;
 	}
