@@ -369,7 +369,8 @@ const char *pg_array_end(struct pg_array *a, struct error *e);
 void	 pg_array_free(struct pg_array *a);
 /* Runs statement id with p, giving each row to fn as it arrives (a
  * result of one row: row 0) rather than all at once; fn returning -1
- * (with e set) stops the walk.  0 or -1 with e set. */
+ * (with e set) stops the walk (the rows left are read and dropped).  fn
+ * must run no statement on pg meanwhile.  0 or -1 with e set. */
 int	 pg_stream(struct store *pg, enum pg_stmt id,
 	    const struct pg_params *p,
 	    int (*fn)(const PGresult *, void *, struct error *), void *arg,

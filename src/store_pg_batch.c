@@ -129,7 +129,8 @@ pg_stream(struct store *pg, enum pg_stmt id, const struct pg_params *p,
 	char		 name[16];
 	int		 rc = 0;
 
-	if (prepare(pg, id, name, sizeof(name), e) == -1)
+	if (prepare(pg, id, name, sizeof(name), e) == -1 ||
+	    pg_send_begin(pg, e) == -1)
 		return -1;
 	if (!PQsendQueryPrepared(pg->conn, name, p ? p->n : 0,
 	    p ? p->v : NULL, p ? p->len : NULL, p ? p->fmt : NULL, 0))

@@ -6,7 +6,9 @@
  * store_begin_counters() began (admission.c), the application's row
  * locked from the read to the commit: two calls on two hosts at once
  * are decided one after the other, each on what the other wrote, so
- * that a limit holds exactly across hosts. */
+ * that a limit holds exactly across hosts.  Two round trips: the BEGIN
+ * goes with the read, the write with the COMMIT (pg_exec,
+ * pg_run_at_commit). */
 #include "config.h"
 
 #include "store_pg.h"
@@ -74,7 +76,8 @@ pg_admission_write(struct store *pg, int64_t app_id, const char *day,
 	pg_bind_int(&p, 4, used);
 	pg_bind_int(&p, 5, rate);
 	pg_bind_int(&p, 6, at_ms);
-	return pg_run(pg, PG_ADMISSION_SET, &p, e, "admission") == -1 ? -1 : 0;
+	/* With the COMMIT that follows (admission.c): one round trip. */
+	return pg_run_at_commit(pg, PG_ADMISSION_SET, &p, e);
 }
 
 /* One statement: its own transaction. */

@@ -231,7 +231,8 @@ class Cluster:
         script = ('read x; pid=$(head -n 1 "$1/postmaster.pid" 2>/dev/null);'
                   ' if [ -n "$pid" ] && [ "$(readlink /proc/$pid/cwd)" = "$1" ]'
                   ' && kill -QUIT "$pid" 2>/dev/null; then'
-                  ' while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done; fi;'
+                  ' n=0; while kill -0 "$pid" 2>/dev/null &&'
+                  ' [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done; fi;'
                   + ('' if keep else ' rm -rf "$2"'))
         self.watchdog = subprocess.Popen(
             ["sh", "-c", script, "pg-watchdog", self.data, self.dir],

@@ -14,16 +14,20 @@ same file for both):
 - a catalog change through one host's console (a revoked key, a removed
   grant; design.md section 16, item 12), through its /admin/v1, or by
   hand with psql reaches every worker of the other host at its next
-  request, though they all kept the rows it changed.
+  request, though they all kept the rows it changed;
+- a password in the URL (SERVICE_DB_URL, --db) is never shown: not in
+  the error log when the database refuses the workers, nor in their 503,
+  nor in the console's error for a database that does not exist.
 
 It runs whatever EVALGATE_TEST_ENGINE says (it is PostgreSQL's by
 nature), and is skipped in a build without the PostgreSQL engine.
 """
 
 import os
+import subprocess
 import threading
 
-from gateway import Gateway, TAP, require_postgresql
+from gateway import ADMIN, Gateway, TAP, require_postgresql
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEMO = os.path.join(HERE, "..", "..", "examples", "demo-questions.json")
@@ -179,6 +183,50 @@ def test_catalog_across(t, a, b):
     t.eq(each_worker(a, key), [(403, "schema_not_granted")], "and at A's")
 
 
+def test_password_hidden(t, a):
+    """A third host whose URL has a password (the cluster trusts its
+    socket, so any password is accepted)."""
+    secret = "Pw-never-shown-42"
+    url = a.url.replace("postgresql://", "postgresql://%s:%s@" % (
+        a.url.split("user=")[1], secret), 1)
+    c = Gateway(workers=1, share=a, env={"SERVICE_DB_URL": url})
+    c.url = url
+    try:
+        c.start()
+        key = new_app(c, "hidden")
+        t.eq(evaluate(c, key).status, 200, "a URL with a password works")
+        a.pg.query("postgres", "ALTER DATABASE %s WITH ALLOW_CONNECTIONS "
+                   "false" % a.pgdb)
+        try:
+            a.pg.query("postgres", "SELECT pg_terminate_backend(pid) FROM"
+                       " pg_stat_activity WHERE datname = ?", (a.pgdb,))
+            r = evaluate(c, key)
+            t.eq(code(r), (503, "service_unavailable"), "the database "
+                 "refusing connections: 503 service_unavailable")
+            ready = c.get("/health/ready")
+            p = c.admin("app", "list", check=False)
+        finally:
+            a.pg.query("postgres", "ALTER DATABASE %s WITH "
+                       "ALLOW_CONNECTIONS true" % a.pgdb)
+        t.ok(p.returncode != 0, "the console, refused: an error", p)
+        shown = c.log() + r.body.decode() + ready.body.decode() + \
+            p.stdout + p.stderr
+        t.ok(secret not in shown and url not in shown,
+             "neither the log, the answers nor the console show the "
+             "password", shown[-2000:])
+        p = subprocess.run([ADMIN, "--db", url.replace(
+            "/%s?" % a.pgdb, "/nosuchdb?"), "app", "list"],
+            capture_output=True, text=True, timeout=60,
+            env=dict(os.environ, **c.env))
+        t.ok(p.returncode == 1 and "PostgreSQL" in p.stderr and
+             secret not in p.stdout + p.stderr,
+             "a database that does not exist: exit 1, one line without "
+             "the password", p.stderr)
+        t.stop_clean(c, "host C: no sanitizer reports")
+    finally:
+        c.cleanup()
+
+
 def main():
     require_postgresql()
     t = TAP()
@@ -200,6 +248,7 @@ def main():
              "two hosts: two ports, two cache files, one database")
         t.run([test_admission], a, b, clock)
         t.run([test_decision_across, test_catalog_across], a, b)
+        t.run([test_password_hidden], a)
         t.ok(os.path.exists(a.env["SERVICE_CACHE_PATH"]) and
              os.path.exists(b.env["SERVICE_CACHE_PATH"]),
              "each host made its own cache file")

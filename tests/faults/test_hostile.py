@@ -43,7 +43,6 @@ crashed) and no sanitizer reported anything.
 import copy
 import json
 import os
-import sqlite3
 import sys
 import threading
 import time
@@ -496,11 +495,7 @@ def test_injection(t, c, g):
 
 
 def count_decisions(g):
-    db = sqlite3.connect(g.db, timeout=10)
-    try:
-        return db.execute("SELECT count(*) FROM decisions").fetchone()[0]
-    finally:
-        db.close()
+    return g.sql("SELECT count(*) FROM decisions")[0][0]
 
 
 def test_limits(t, c, g):
