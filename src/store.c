@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "settings.h"
 #include "store_engine.h"
@@ -420,3 +421,18 @@ store_audit(struct store *st, const char *actor, const char *action,
 {
 	return engine(st)->audit(st, actor, action, target, details, e);
 }
+
+#ifndef HAVE_POSTGRESQL
+/* The move to PostgreSQL is store_pg_import.c's, in a build with libpq;
+ * without it, the console's migrate says why it cannot. */
+int
+store_import(const struct settings *s, const char *from,
+    struct store_import *r, struct error *e)
+{
+	(void)s;
+	(void)from;
+	memset(r, 0, sizeof(*r));
+	return error_set(e, ERR_UNAVAILABLE, NULL, "this evalgate was built "
+	    "without PostgreSQL (configure --with-postgresql)");
+}
+#endif

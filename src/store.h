@@ -273,6 +273,30 @@ int	 store_backup_check(const char *path, struct store_copy *c,
 int	 store_restore(const struct settings *s, const char *from,
 	    struct store_copy *c, struct error *e);
 
+/* The move from SQLite to PostgreSQL (store_pg_import.c), for the
+ * console's migrate: what was copied, table by table. */
+#define STORE_IMPORT_TABLES 14
+struct store_import {
+	int		 version;	/* the SQLite file's, as found */
+	int		 in_use;	/* a process had it open: pid */
+	long		 pid;
+	char		 database[128];	/* PQdb: never the URL */
+	size_t		 ntables;
+	const char	*table[STORE_IMPORT_TABLES];	/* static names */
+	int64_t		 rows[STORE_IMPORT_TABLES];
+};
+/* Copies every row of the SQLite file at from (any schema version this
+ * program knows; opened read-only, one read snapshot: a gateway may
+ * still be writing it) into the PostgreSQL database s->db_url, whose
+ * schema store_init() makes if absent, in one transaction of the
+ * target: refused (ERR_CONFLICT) if any evalgate table there has a row;
+ * the identity sequences are moved past the copied ids and every
+ * table's rows counted against the file's, a difference rolling it all
+ * back.  0, or -1 with e set and the target as it was.  A build
+ * without libpq refuses. */
+int	 store_import(const struct settings *s, const char *from,
+	    struct store_import *r, struct error *e);
+
 /* Retention (design.md sections 10 and 16).
  *
  * The decisions a prune deletes, and where it stands: those created

@@ -27,6 +27,14 @@ for s in floor "lexical full" "lexical normal" "upstream normal" \
     "nginx direct"; do
 	check "a figure for $s" "grep -q '^| $s | [0-9]' '$out' 2>/dev/null"
 done
+# PostgreSQL (issue 21): its figures and round trips in a build with
+# the engine, else a line saying why they are skipped.
+check "a figure for postgresql full, or why not" \
+    "grep -q '^| postgresql full | [0-9]' '$out' 2>/dev/null ||
+    grep -q '^PostgreSQL skipped: ' '$out' 2>/dev/null"
+check "the round trips per evaluation, or why not" \
+    "grep -q '^Round trips per evaluation.*\*\*[0-9]' '$out' 2>/dev/null ||
+    grep -q '^PostgreSQL skipped: ' '$out' 2>/dev/null"
 check "metrics on against off is reported" \
     "grep -q 'Metrics on against off.*ratio \\*\\*[0-9]' '$out' 2>/dev/null"
 for s in floor evalgate; do

@@ -17,6 +17,7 @@
 #include <sodium.h>
 
 #include "admin/backup.h"
+#include "admin/migrate.h"
 #include "auth.h"
 #include "buf.h"
 #include "calibration_render.h"
@@ -187,11 +188,15 @@ static const struct cli_cmd {
 	{ { "restore", NULL }, { { "file", 0 } },
 	  { { "--replace-pepper", "replace_pepper", OPT_FLAG, 0 } },
 	  OP__MAX, PRINT_OBJECT, NULL, "restore FILE [--replace-pepper]" },
+	{ { "migrate", NULL }, { { NULL, 0 } },
+	  { { "--from", "from", OPT_STRING, 1 },
+	    { "--to", "to", OPT_STRING, 1 } },
+	  OP__MAX, PRINT_OBJECT, NULL, "migrate --from PATH --to URL" },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 /* The commands of the console alone, op OP__MAX in cmds[]: they work on
- * whole files (admin/backup.c), not through the store's connection, and
+ * whole files (admin/backup.c, admin/migrate.c), not through the store's connection, and
  * have no HTTP route. */
 static const struct {
 	const char	*word;
@@ -199,6 +204,7 @@ static const struct {
 } file_cmds[] = {
 	{ "backup", cmd_backup },
 	{ "restore", cmd_restore },
+	{ "migrate", cmd_migrate },
 };
 
 static const char *db_arg;	/* --db PATH or URL: overrides SERVICE_DB_PATH
@@ -524,21 +530,10 @@ print_out(const struct cli_cmd *c, json_object *in, json_object *out)
 	}
 }
 
-/* Whether --db names a PostgreSQL database (a postgres:// or
- * postgresql:// URL, or a key=value conninfo) rather than a file. */
-static int
-is_db_url(const char *v)
-{
-	size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyz_");
-
-	return strncmp(v, "postgresql://", 13) == 0 ||
-	    strncmp(v, "postgres://", 11) == 0 || (n > 0 && v[n] == '=');
-}
-
 static const char *
 env(const char *name)
 {
-	int url = db_arg != NULL && is_db_url(db_arg);
+	int url = db_arg != NULL && admin_is_db_url(db_arg);
 
 	if (db_arg != NULL && strcmp(name, "SERVICE_DB_PATH") == 0 && !url)
 		return db_arg;
