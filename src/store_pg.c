@@ -606,7 +606,6 @@ void
 pg_idle(struct store *pg)
 {
 	store_idle(pg->local);
-	/* s-pg-data: the retention step. */
 	pg_retain(pg);
 }
 
@@ -992,11 +991,6 @@ const struct store_engine store_pg_engine = {
 	.template_publish = pg_template_publish,
 	.template_get = pg_template_get,
 	.template_each = pg_template_each,
-
-
-	/* s-pg-data: begin.  Its members: decision_insert, decision_get,
-	 * outcome_record, decision_page, calibration_each, admission_read,
-	 * admission_write, quota_used, quota_charge, prune_step, vacuum. */
 	.decision_insert = pg_decision_insert,
 	.decision_get = pg_decision_get,
 	.outcome_record = pg_outcome_record,
@@ -1008,5 +1002,4 @@ const struct store_engine store_pg_engine = {
 	.quota_charge = pg_quota_charge,
 	.prune_step = pg_prune_step,
 	.vacuum = pg_vacuum,
-	/* s-pg-data: end. */
 };

@@ -2,23 +2,13 @@
  * and nobody else: the connection, the statements by name, the helpers
  * around them (libpq).
  *
- * Two helpers write the engine (issue 21): s-pg-core (store_pg.c, the
- * catalog files, store_pg_sql.c) and s-pg-data (decisions, outcomes,
- * calibration, admission, quota, retention).  To keep their changes
- * apart, each owns marked parts of this header and its own statement
- * table:
- *   - enum pg_stmt: the core's names come first, then the block between
- *     "s-pg-data: begin" and "s-pg-data: end", which is the data
- *     helper's alone (the names there are a starting point, taken from
- *     the SQLite engine: rename, add or drop them freely);
- *   - the texts: pg_core_sql[] (store_pg_sql.c, the core's) and
- *     pg_data_sql[] (store_pg_sql_data.c, the data helper's), each
- *     indexed by the whole enum with designated initialisers; a
- *     statement's text is in one of them (pg_text());
- *   - the declarations of the pg_* functions at the end: the data
- *     helper's block is theirs too, as are the members of
- *     store_pg_engine (store_pg.c) that name them, in the table's marked
- *     block, and the retention step in pg_idle() (marked).
+ * The statements are named by one enum, pg_stmt, in two parts: the
+ * connection's and the catalog's, whose texts are pg_core_sql[]
+ * (store_pg_sql.c), then the data's (decisions, outcomes, calibration,
+ * admission, quota, retention), whose texts are pg_data_sql[]
+ * (store_pg_sql_data.c).  Both tables are indexed by the whole enum
+ * with designated initialisers; a statement's text is in one of them
+ * (pg_text()).
  *
  * Statements are prepared on a connection at their first use (named
  * "s<N>", N the enum value) and run with PQexecPrepared; values are
@@ -49,7 +39,7 @@ extern const char pg_schema_sql[];	/* sql/pg/schema.sql */
 #define PG_READY_WAIT_MS 250		/* readiness waits for a lock */
 #define PG_PARAMS_MAX	24		/* parameters of one statement */
 #define PG_NUM_SIZE	24		/* an int64 or double as text */
-/* The same as the SQLite engine's, for the data helper. */
+/* The same as the SQLite engine's (store_sqlite.h). */
 #define PG_PRUNE_BATCH	200		/* decisions one prune step examines */
 #define PG_RETAIN_REQUESTS 64		/* a worker's retention step is due */
 #define PG_RETAIN_MS	2000		/* after so many requests or ms */
@@ -112,9 +102,8 @@ enum pg_stmt {
 	PG_TEMPLATE_ALL,
 	PG_CORE__END,		/* not a statement */
 
-
-	/* s-pg-data: begin.  Decisions, answers, outcomes, calibration,
-	 * admission and the day's quota, retention: texts in pg_data_sql[]
+	/* Decisions, answers, outcomes, calibration, admission and the
+	 * day's quota, retention: texts in pg_data_sql[]
 	 * (store_pg_sql_data.c). */
 	PG_DECISION_INSERT,	/* the decision, its answers, its units */
 	PG_DECISION_GET,	/* with its answers and outcomes */
@@ -134,13 +123,11 @@ enum pg_stmt {
 	PG_STATE_CLEAR,
 	PG_RETAIN_NEXT_APP,
 	PG_VACUUM,
-	/* s-pg-data: end. */
-
 
 	PG_STMT__MAX
 };
-/* The texts, indexed by the whole enum: the core's and the data
- * helper's (NULL where the other table has it). */
+/* The texts, indexed by the whole enum: the connection's and the
+ * catalog's, and the data's (NULL where the other table has it). */
 extern const char *const pg_core_sql[PG_STMT__MAX]; /* store_pg_sql.c */
 extern const char *const pg_data_sql[PG_STMT__MAX]; /* store_pg_sql_data.c */
 /* The text of statement id, or NULL. */
@@ -182,7 +169,7 @@ struct store {
 	char		 why[512];	/* why it is not connected, or "" */
 	char		 sqlstate[6];	/* of the last failed statement */
 	unsigned char	 prepared[PG_STMT__MAX];	/* on this connection */
-	/* Automatic retention (the data helper's): one step after the
+	/* Automatic retention (store_pg_retention.c): one step after the
 	 * answer has gone, as the SQLite engine's. */
 	struct {
 		int64_t		 requests;	/* answered since the last */
@@ -350,9 +337,8 @@ int	 pg_template_each(struct store *pg,
 	    void (*fn)(const struct template_version *, void *), void *arg,
 	    struct error *e);
 
-
-/* s-pg-data: begin.  The data helper's files; the prototypes are the
- * members of struct store_engine. */
+/* The data's files; the prototypes are the members of struct
+ * store_engine. */
 /* store_pg_batch.c: a list of values as one array parameter, in
  * PostgreSQL's text form: init, add each value (NULL: NULL), then end
  * gives the text (owned by a, valid until pg_array_free) or NULL with a
@@ -406,6 +392,5 @@ int	 pg_prune_step(struct store *pg, struct prune_range *q,
 int	 pg_vacuum(struct store *pg, int max_steps, struct error *e);
 /* pg_idle(): a step of automatic retention when one is due. */
 void	 pg_retain(struct store *pg);
-/* s-pg-data: end. */
 
 #endif

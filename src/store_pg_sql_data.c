@@ -1,8 +1,8 @@
 /* store_pg_sql_data.c: the statements of the PostgreSQL engine's
  * decisions, outcomes, calibration, admission, quota and retention, by
- * name (the s-pg-data block of enum pg_stmt in store_pg.h), indexed by
- * the whole enum; the core's are in store_pg_sql.c.  The tables are in
- * sql/pg/.
+ * name (the second part of enum pg_stmt in store_pg.h), indexed by
+ * the whole enum; the connection's and the catalog's are in
+ * store_pg_sql.c.  The tables are in sql/pg/.
  *
  * Each is the SQLite engine's (store_sqlite_sql.c) in PostgreSQL's
  * words, fewer of them where one statement can do the work of several
