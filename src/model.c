@@ -1,10 +1,13 @@
-/* model.c: releasing what the records of model.h own. */
+/* model.c: releasing what the records of model.h own, and the one
+ * error both storage engines give for a conflicting outcome. */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_util.h"
 #include "model.h"
+#include "xalloc.h"
 
 void
 schema_version_clear(struct schema_version *v)
@@ -30,4 +33,17 @@ decision_row_clear(struct decision_row *d)
 	json_object_put(d->answers);
 	json_object_put(d->outcomes);
 	memset(d, 0, sizeof(*d));
+}
+
+int
+outcome_conflict(const char *question, const char *recorded, struct error *e)
+{
+	char		*field = xasprintf("answers.%s", question);
+	json_object	*v = ju_parse(recorded);
+
+	error_set(e, ERR_CONFLICT, field,
+	    "an outcome with a different value is already recorded");
+	error_detail(e, "recorded", v);
+	free(field);
+	return -1;
 }

@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "error.h"
 #include "question.h"		/* QUESTION_FINGERPRINT_LEN */
 #include "uuid7.h"		/* UUID7_LEN */
 
@@ -151,6 +152,11 @@ struct decision_row {
 						 * order */
 };
 void	 decision_row_clear(struct decision_row *d);
+/* An outcome for question differs from the one recorded (its JSON
+ * text): 409 naming answers.<question>, with the recorded value in the
+ * details (design.md section 9).  Returns -1. */
+int	 outcome_conflict(const char *question, const char *recorded,
+	    struct error *e);
 
 /* Which decisions a page lists: those of app_id created in [since_ms,
  * until_ms) that come strictly after (after_ms, after_id) in

@@ -3,9 +3,9 @@
  *
  * The functions of store.h are one interface with two engines behind
  * it: SQLite (store_sqlite*.c, the default) and PostgreSQL (store_pg*.c,
- * when SERVICE_DB_URL is set and the build has libpq).  Each member
+ * when SERVICE_DB_URL is set and the build has libpq).  Each operation
  * below has the meaning and conventions of the store.h function of the
- * same name without its store_ prefix.
+ * same name with a store_ prefix.
  *
  * Each engine defines its own struct store, privately, in its own
  * files, the way each SQLite VFS defines its own sqlite3_file: its first
@@ -16,125 +16,166 @@
 
 #include "store.h"
 
+/* Every operation of an engine, as X(type, name, (parameters),
+ * (arguments)), in three lists: opening, from the settings; those on a
+ * connection that give a value; those that give nothing.  One list
+ * serves the struct below, each engine's declarations and table
+ * (STORE_DECLARE, STORE_ENTRY) and store.c's dispatch, so that an
+ * operation is added in one place and the compiler checks the rest. */
+#define STORE_OPEN_OPS(X) \
+	X(int, init, (const struct settings *s, struct error *e), (s, e)) \
+	X(struct store *, open, (const struct settings *s, struct error *e), \
+	    (s, e)) \
+	X(struct store *, open_lazy, (const struct settings *s), (s))
+
+#define STORE_OPS(X) \
+	X(int, begin, (struct store *st, struct error *e), (st, e)) \
+	X(int, begin_counters, (struct store *st, struct error *e), (st, e)) \
+	X(int, commit, (struct store *st, struct error *e), (st, e)) \
+	X(int, app_insert, (struct store *st, struct app *a, struct error *e), \
+	    (st, a, e)) \
+	X(int, app_update, (struct store *st, const struct app *a, struct \
+	    error *e), (st, a, e)) \
+	X(int, app_by_name, (struct store *st, const char *name, struct app \
+	    *a, struct error *e), (st, name, a, e)) \
+	X(int, app_by_id, (struct store *st, int64_t id, struct app *a, struct \
+	    error *e), (st, id, a, e)) \
+	X(int, app_each, (struct store *st, void (*fn)(const struct app *, \
+	    void *), void *arg, struct error *e), (st, fn, arg, e)) \
+	X(int, key_insert, (struct store *st, const struct key_row *k, struct \
+	    error *e), (st, k, e)) \
+	X(int, key_by_prefix, (struct store *st, const char *prefix, struct \
+	    key_row *k, struct error *e), (st, prefix, k, e)) \
+	X(int, key_revoke, (struct store *st, const char *prefix, int64_t now, \
+	    struct error *e), (st, prefix, now, e)) \
+	X(int, key_set_check, (struct store *st, const char *prefix, const \
+	    unsigned char check[32], struct error *e), (st, prefix, check, e)) \
+	X(int, key_each, (struct store *st, int64_t app_id, void (*fn)(const \
+	    struct key_row *, const char *app, void *), void *arg, struct \
+	    error *e), (st, app_id, fn, arg, e)) \
+	X(int, memo_has, (struct store *st, const unsigned char mac[32], const \
+	    char *prefix), (st, mac, prefix)) \
+	X(int, backend_insert, (struct store *st, struct backend *b, struct \
+	    error *e), (st, b, e)) \
+	X(int, backend_set_enabled, (struct store *st, const char *name, int \
+	    enabled, struct error *e), (st, name, enabled, e)) \
+	X(int, backend_update, (struct store *st, const struct backend *b, \
+	    struct error *e), (st, b, e)) \
+	X(int, backend_by_name, (struct store *st, const char *name, struct \
+	    backend *b, struct error *e), (st, name, b, e)) \
+	X(int, backend_by_id, (struct store *st, int64_t id, struct backend \
+	    *b, struct error *e), (st, id, b, e)) \
+	X(int, backend_each, (struct store *st, int enabled_only, void \
+	    (*fn)(const struct backend *, void *), void *arg, struct error \
+	    *e), (st, enabled_only, fn, arg, e)) \
+	X(int64_t, cooldown_until, (struct store *st, const char *url), (st, \
+	    url)) \
+	X(int, schema_publish, (struct store *st, struct schema_version *v, \
+	    struct error *e), (st, v, e)) \
+	X(int, schema_get, (struct store *st, const char *slug, int64_t \
+	    version, struct schema_version *v, struct error *e), (st, slug, \
+	    version, v, e)) \
+	X(int, schema_match, (struct store *st, int64_t app_id, const char \
+	    *fingerprint, struct schema_version *v, int *matched, struct error \
+	    *e), (st, app_id, fingerprint, v, matched, e)) \
+	X(int, schema_each, (struct store *st, const char *slug, void \
+	    (*fn)(const struct schema_version *, void *), void *arg, struct \
+	    error *e), (st, slug, fn, arg, e)) \
+	X(int, grant, (struct store *st, int64_t app_id, int64_t schema_id, \
+	    int64_t version, struct error *e), (st, app_id, schema_id, \
+	    version, e)) \
+	X(int, ungrant, (struct store *st, int64_t app_id, int64_t schema_id, \
+	    int64_t version, struct error *e), (st, app_id, schema_id, \
+	    version, e)) \
+	X(int, grant_allows, (struct store *st, int64_t app_id, int64_t \
+	    schema_id, int64_t version, struct error *e), (st, app_id, \
+	    schema_id, version, e)) \
+	X(int, template_publish, (struct store *st, struct template_version \
+	    *v, struct error *e), (st, v, e)) \
+	X(int, template_get, (struct store *st, const char *slug, int64_t \
+	    version, struct template_version *v, struct error *e), (st, slug, \
+	    version, v, e)) \
+	X(int, template_each, (struct store *st, void (*fn)(const struct \
+	    template_version *, void *), void *arg, struct error *e), (st, fn, \
+	    arg, e)) \
+	X(int, decision_insert, (struct store *st, const struct decision *d, \
+	    json_object *questions, json_object *answers, json_object *dists, \
+	    struct error *e), (st, d, questions, answers, dists, e)) \
+	X(int, decision_get, (struct store *st, const char *id, int64_t \
+	    app_id, struct decision_row *d, struct error *e), (st, id, app_id, \
+	    d, e)) \
+	X(int, outcome_record, (struct store *st, const char *id, json_object \
+	    *values, const char *source, int64_t now_ms, struct error *e), \
+	    (st, id, values, source, now_ms, e)) \
+	X(int, decision_page, (struct store *st, const struct decision_range \
+	    *q, int limit, void (*fn)(const char *id, int64_t created_at_ms, \
+	    void *), void *arg, struct error *e), (st, q, limit, fn, arg, e)) \
+	X(int, calibration_each, (struct store *st, int64_t schema_id, int64_t \
+	    version, const char *question, int64_t since_ms, int (*fn)(const \
+	    struct calibration_row *, void *, struct error *), void *arg, \
+	    struct error *e), (st, schema_id, version, question, since_ms, fn, \
+	    arg, e)) \
+	X(int, admission_read, (struct store *st, int64_t app_id, const char \
+	    *day, int64_t *tat_ms, int64_t *tat_rate, int64_t *tat_at_ms, \
+	    int64_t *used, struct error *e), (st, app_id, day, tat_ms, \
+	    tat_rate, tat_at_ms, used, e)) \
+	X(int, admission_write, (struct store *st, int64_t app_id, const char \
+	    *day, int64_t tat_ms, int64_t rate, int64_t at_ms, int64_t used, \
+	    struct error *e), (st, app_id, day, tat_ms, rate, at_ms, used, e)) \
+	X(int, quota_used, (struct store *st, int64_t app_id, const char *day, \
+	    int64_t *used, struct error *e), (st, app_id, day, used, e)) \
+	X(int, quota_charge, (struct store *st, int64_t app_id, const char \
+	    *day, int64_t units, struct error *e), (st, app_id, day, units, \
+	    e)) \
+	X(int, prune_step, (struct store *st, struct prune_range *q, int64_t \
+	    *deleted, struct error *e), (st, q, deleted, e)) \
+	X(int, vacuum, (struct store *st, int max_steps, struct error *e), \
+	    (st, max_steps, e)) \
+	X(int, audit, (struct store *st, const char *actor, const char \
+	    *action, const char *target, json_object *details, struct error \
+	    *e), (st, actor, action, target, details, e))
+
+#define STORE_VOID_OPS(X) \
+	X(void, maintain, (struct store *st), (st)) \
+	X(void, idle, (struct store *st), (st)) \
+	X(void, close, (struct store *st), (st)) \
+	X(void, ready, (struct store *st, int *db_ok, int *cache_ok), (st, \
+	    db_ok, cache_ok)) \
+	X(void, read_begin, (struct store *st), (st)) \
+	X(void, read_end, (struct store *st), (st)) \
+	X(void, rollback, (struct store *st), (st)) \
+	X(void, memo_put, (struct store *st, const unsigned char mac[32], \
+	    const char *prefix, int64_t now_ms), (st, mac, prefix, now_ms)) \
+	X(void, cooldown_set, (struct store *st, const char *url, int64_t \
+	    until_ms), (st, url, until_ms))
+
+#define STORE_MEMBER(type, name, params, args)	type (*name) params;
+
 struct store_engine {
 	const char	*name;		/* "sqlite", "postgresql" */
 	/* Admission may be kept in the host's shared memory (design.md
 	 * section 16, item 6): SQLite's, one host's.  PostgreSQL's is
 	 * shared by several hosts and stays in the database. */
 	int		 host_admission;
-
-	int	 (*init)(const struct settings *, struct error *);
-	struct store *(*open)(const struct settings *, struct error *);
-	struct store *(*open_lazy)(const struct settings *);
-	void	 (*maintain)(struct store *);
-	void	 (*idle)(struct store *);
-	void	 (*close)(struct store *);
-	void	 (*ready)(struct store *, int *, int *);
-
-	int	 (*begin)(struct store *, struct error *);
-	void	 (*read_begin)(struct store *);
-	void	 (*read_end)(struct store *);
-	int	 (*begin_counters)(struct store *, struct error *);
-	int	 (*commit)(struct store *, struct error *);
-	void	 (*rollback)(struct store *);
-
-	int	 (*app_insert)(struct store *, struct app *, struct error *);
-	int	 (*app_update)(struct store *, const struct app *,
-		    struct error *);
-	int	 (*app_by_name)(struct store *, const char *, struct app *,
-		    struct error *);
-	int	 (*app_by_id)(struct store *, int64_t, struct app *,
-		    struct error *);
-	int	 (*app_each)(struct store *,
-		    void (*)(const struct app *, void *), void *,
-		    struct error *);
-
-	int	 (*key_insert)(struct store *, const struct key_row *,
-		    struct error *);
-	int	 (*key_by_prefix)(struct store *, const char *,
-		    struct key_row *, struct error *);
-	int	 (*key_revoke)(struct store *, const char *, int64_t,
-		    struct error *);
-	int	 (*key_set_check)(struct store *, const char *,
-		    const unsigned char [32], struct error *);
-	int	 (*key_each)(struct store *, int64_t,
-		    void (*)(const struct key_row *, const char *, void *),
-		    void *, struct error *);
-	int	 (*memo_has)(struct store *, const unsigned char [32],
-		    const char *);
-	void	 (*memo_put)(struct store *, const unsigned char [32],
-		    const char *, int64_t);
-
-	int	 (*backend_insert)(struct store *, struct backend *,
-		    struct error *);
-	int	 (*backend_set_enabled)(struct store *, const char *, int,
-		    struct error *);
-	int	 (*backend_update)(struct store *, const struct backend *,
-		    struct error *);
-	int	 (*backend_by_name)(struct store *, const char *,
-		    struct backend *, struct error *);
-	int	 (*backend_by_id)(struct store *, int64_t, struct backend *,
-		    struct error *);
-	int	 (*backend_each)(struct store *, int,
-		    void (*)(const struct backend *, void *), void *,
-		    struct error *);
-	int64_t	 (*cooldown_until)(struct store *, const char *);
-	void	 (*cooldown_set)(struct store *, const char *, int64_t);
-
-	int	 (*schema_publish)(struct store *, struct schema_version *,
-		    struct error *);
-	int	 (*schema_get)(struct store *, const char *, int64_t,
-		    struct schema_version *, struct error *);
-	int	 (*schema_match)(struct store *, int64_t, const char *,
-		    struct schema_version *, int *, struct error *);
-	int	 (*schema_each)(struct store *, const char *,
-		    void (*)(const struct schema_version *, void *), void *,
-		    struct error *);
-	int	 (*grant)(struct store *, int64_t, int64_t, int64_t,
-		    struct error *);
-	int	 (*ungrant)(struct store *, int64_t, int64_t, int64_t,
-		    struct error *);
-	int	 (*grant_allows)(struct store *, int64_t, int64_t, int64_t,
-		    struct error *);
-	int	 (*template_publish)(struct store *, struct template_version *,
-		    struct error *);
-	int	 (*template_get)(struct store *, const char *, int64_t,
-		    struct template_version *, struct error *);
-	int	 (*template_each)(struct store *,
-		    void (*)(const struct template_version *, void *), void *,
-		    struct error *);
-
-	int	 (*decision_insert)(struct store *, const struct decision *,
-		    json_object *, json_object *, json_object *,
-		    struct error *);
-	int	 (*decision_get)(struct store *, const char *, int64_t,
-		    struct decision_row *, struct error *);
-	int	 (*outcome_record)(struct store *, const char *, json_object *,
-		    const char *, int64_t, struct error *);
-	int	 (*decision_page)(struct store *, const struct decision_range *,
-		    int, void (*)(const char *, int64_t, void *), void *,
-		    struct error *);
-	int	 (*calibration_each)(struct store *, int64_t, int64_t,
-		    const char *, int64_t,
-		    int (*)(const struct calibration_row *, void *,
-		    struct error *), void *, struct error *);
-
-	int	 (*admission_read)(struct store *, int64_t, const char *,
-		    int64_t *, int64_t *, int64_t *, int64_t *,
-		    struct error *);
-	int	 (*admission_write)(struct store *, int64_t, const char *,
-		    int64_t, int64_t, int64_t, int64_t, struct error *);
-	int	 (*quota_used)(struct store *, int64_t, const char *,
-		    int64_t *, struct error *);
-	int	 (*quota_charge)(struct store *, int64_t, const char *, int64_t,
-		    struct error *);
-
-	int	 (*prune_step)(struct store *, struct prune_range *, int64_t *,
-		    struct error *);
-	int	 (*vacuum)(struct store *, int, struct error *);
-	int	 (*audit)(struct store *, const char *, const char *,
-		    const char *, json_object *, struct error *);
+	STORE_OPEN_OPS(STORE_MEMBER)
+	STORE_OPS(STORE_MEMBER)
+	STORE_VOID_OPS(STORE_MEMBER)
 };
+
+/* An engine's implementation of each operation is named by its
+ * STORE_IMPL(name), which its private header defines (sq_name for
+ * SQLite, pg_name for PostgreSQL) before it declares them all with
+ * STORE_DECLARE_ALL and its table lists them with STORE_ENTRIES. */
+#define STORE_DECLARE(type, name, params, args) type STORE_IMPL(name) params;
+#define STORE_DECLARE_ALL \
+	STORE_OPEN_OPS(STORE_DECLARE) \
+	STORE_OPS(STORE_DECLARE) \
+	STORE_VOID_OPS(STORE_DECLARE)
+#define STORE_ENTRY(type, name, params, args) .name = STORE_IMPL(name),
+#define STORE_ENTRIES \
+	STORE_OPEN_OPS(STORE_ENTRY) \
+	STORE_OPS(STORE_ENTRY) \
+	STORE_VOID_OPS(STORE_ENTRY)
 
 /* The engines.  store_pg_engine exists only in a build with libpq
  * (HAVE_POSTGRESQL). */

@@ -255,14 +255,14 @@ pg_fail(struct store *pg, const PGresult *r, struct error *e,
 	return error_set(e, ERR_INTERNAL, NULL, "database error");
 }
 
-/* Prepares statement id on the connection, once.  0 or -1. */
-static int
-prepare(struct store *pg, enum pg_stmt id, struct error *e)
+int
+pg_prepare(struct store *pg, enum pg_stmt id, char name[PG_NAME_SIZE],
+    struct error *e)
 {
 	const char	*text = pg_text(id);
-	char		 name[16];
 	PGresult	*r;
 
+	snprintf(name, PG_NAME_SIZE, "s%d", (int)id);
 	if (pg->conn == NULL)
 		/* The cause is in the log; the client learns no URL. */
 		return unavailable(e, "no connection");
@@ -271,7 +271,6 @@ prepare(struct store *pg, enum pg_stmt id, struct error *e)
 		    (int)id);
 	if (pg->prepared[id])
 		return 0;
-	snprintf(name, sizeof(name), "s%d", (int)id);
 	r = PQprepare(pg->conn, name, text, 0, NULL);
 	if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
 		pg_fail(pg, r, e, "prepare");
@@ -301,7 +300,7 @@ pipeline(struct store *pg, int n, const enum pg_stmt *ids,
     const struct pg_params *const *ps, PGresult **r, struct error *e,
     const char *what)
 {
-	char		 name[16];
+	char		 name[PG_NAME_SIZE];
 	int		 i, bad = -1;
 #ifdef LIBPQ_HAS_PIPELINING
 	PGresult	*x;
@@ -310,7 +309,7 @@ pipeline(struct store *pg, int n, const enum pg_stmt *ids,
 
 	for (i = 0; i < n; i++) {
 		r[i] = NULL;
-		if (prepare(pg, ids[i], e) == -1)
+		if (pg_prepare(pg, ids[i], name, e) == -1)
 			return -1;
 	}
 #ifdef LIBPQ_HAS_PIPELINING
@@ -947,59 +946,5 @@ pg_cooldown_set(struct store *pg, const char *url, int64_t until_ms)
 const struct store_engine store_pg_engine = {
 	.name = "postgresql",
 	.host_admission = 0,
-	.init = pg_init,
-	.open = pg_open,
-	.open_lazy = pg_open_lazy,
-	.maintain = pg_maintain,
-	.idle = pg_idle,
-	.close = pg_close,
-	.ready = pg_ready,
-	.begin = pg_begin,
-	.read_begin = pg_read_begin,
-	.read_end = pg_read_end,
-	.begin_counters = pg_begin_counters,
-	.commit = pg_commit,
-	.rollback = pg_rollback,
-	.audit = pg_audit,
-	.memo_has = pg_memo_has,
-	.memo_put = pg_memo_put,
-	.cooldown_until = pg_cooldown_until,
-	.cooldown_set = pg_cooldown_set,
-	.app_insert = pg_app_insert,
-	.app_update = pg_app_update,
-	.app_by_name = pg_app_by_name,
-	.app_by_id = pg_app_by_id,
-	.app_each = pg_app_each,
-	.key_insert = pg_key_insert,
-	.key_by_prefix = pg_key_by_prefix,
-	.key_revoke = pg_key_revoke,
-	.key_set_check = pg_key_set_check,
-	.key_each = pg_key_each,
-	.backend_insert = pg_backend_insert,
-	.backend_set_enabled = pg_backend_set_enabled,
-	.backend_update = pg_backend_update,
-	.backend_by_name = pg_backend_by_name,
-	.backend_by_id = pg_backend_by_id,
-	.backend_each = pg_backend_each,
-	.schema_publish = pg_schema_publish,
-	.schema_get = pg_schema_get,
-	.schema_match = pg_schema_match,
-	.schema_each = pg_schema_each,
-	.grant = pg_grant,
-	.ungrant = pg_ungrant,
-	.grant_allows = pg_grant_allows,
-	.template_publish = pg_template_publish,
-	.template_get = pg_template_get,
-	.template_each = pg_template_each,
-	.decision_insert = pg_decision_insert,
-	.decision_get = pg_decision_get,
-	.outcome_record = pg_outcome_record,
-	.decision_page = pg_decision_page,
-	.calibration_each = pg_calibration_each,
-	.admission_read = pg_admission_read,
-	.admission_write = pg_admission_write,
-	.quota_used = pg_quota_used,
-	.quota_charge = pg_quota_charge,
-	.prune_step = pg_prune_step,
-	.vacuum = pg_vacuum,
+	STORE_ENTRIES
 };

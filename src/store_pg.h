@@ -132,6 +132,11 @@ extern const char *const pg_core_sql[PG_STMT__MAX]; /* store_pg_sql.c */
 extern const char *const pg_data_sql[PG_STMT__MAX]; /* store_pg_sql_data.c */
 /* The text of statement id, or NULL. */
 const char	*pg_text(enum pg_stmt id);
+/* Prepares statement id on pg's connection, once (named "s<N>", N the
+ * enum value), and gives its name: 0, or -1 with e set. */
+#define PG_NAME_SIZE	16
+int		 pg_prepare(struct store *pg, enum pg_stmt id,
+		    char name[PG_NAME_SIZE], struct error *e);
 
 /* The parameters of one statement ($1 is p->v[0]): text, NULL, or
  * binary (bytea).  Fill with pg_bind_*() after pg_params_init(). */
@@ -252,93 +257,11 @@ int		 pg_blob(const PGresult *r, int row, int col,
 int		 pg_json(const char *text, json_object **out,
 		    const char *what, struct error *e);
 
-/* The engine's implementation of each member of struct store_engine
- * (store_engine.h), named after it; store_pg.c's table store_pg_engine
- * names them. */
-/* store_pg.c */
-int	 pg_init(const struct settings *s, struct error *e);
-struct store	*pg_open(const struct settings *s, struct error *e);
-struct store	*pg_open_lazy(const struct settings *s);
-void	 pg_maintain(struct store *pg);
-void	 pg_idle(struct store *pg);
-void	 pg_close(struct store *pg);
-void	 pg_ready(struct store *pg, int *db_ok, int *cache_ok);
-int	 pg_begin(struct store *pg, struct error *e);
-void	 pg_read_begin(struct store *pg);
-void	 pg_read_end(struct store *pg);
-int	 pg_begin_counters(struct store *pg, struct error *e);
-int	 pg_commit(struct store *pg, struct error *e);
-void	 pg_rollback(struct store *pg);
-int	 pg_audit(struct store *pg, const char *actor, const char *action,
-	    const char *target, json_object *details, struct error *e);
-int	 pg_memo_has(struct store *pg, const unsigned char mac[32],
-	    const char *prefix);
-void	 pg_memo_put(struct store *pg, const unsigned char mac[32],
-	    const char *prefix, int64_t now_ms);
-int64_t	 pg_cooldown_until(struct store *pg, const char *url);
-void	 pg_cooldown_set(struct store *pg, const char *url, int64_t until_ms);
+/* The engine's implementation of each operation of store_engine.h is
+ * pg_<name>; store_pg.c's table store_pg_engine names them. */
+#define STORE_IMPL(name)	pg_##name
+STORE_DECLARE_ALL
 
-/* store_pg_app.c */
-int	 pg_app_insert(struct store *pg, struct app *a, struct error *e);
-int	 pg_app_update(struct store *pg, const struct app *a, struct error *e);
-int	 pg_app_by_name(struct store *pg, const char *name, struct app *a,
-	    struct error *e);
-int	 pg_app_by_id(struct store *pg, int64_t id, struct app *a,
-	    struct error *e);
-int	 pg_app_each(struct store *pg, void (*fn)(const struct app *, void *),
-	    void *arg, struct error *e);
-int	 pg_key_insert(struct store *pg, const struct key_row *k,
-	    struct error *e);
-int	 pg_key_by_prefix(struct store *pg, const char *prefix,
-	    struct key_row *k, struct error *e);
-int	 pg_key_revoke(struct store *pg, const char *prefix, int64_t now,
-	    struct error *e);
-int	 pg_key_set_check(struct store *pg, const char *prefix,
-	    const unsigned char check[32], struct error *e);
-int	 pg_key_each(struct store *pg, int64_t app_id,
-	    void (*fn)(const struct key_row *, const char *app, void *),
-	    void *arg, struct error *e);
-
-/* store_pg_catalog.c */
-int	 pg_backend_insert(struct store *pg, struct backend *b,
-	    struct error *e);
-int	 pg_backend_set_enabled(struct store *pg, const char *name,
-	    int enabled, struct error *e);
-int	 pg_backend_update(struct store *pg, const struct backend *b,
-	    struct error *e);
-int	 pg_backend_by_name(struct store *pg, const char *name,
-	    struct backend *b, struct error *e);
-int	 pg_backend_by_id(struct store *pg, int64_t id, struct backend *b,
-	    struct error *e);
-int	 pg_backend_each(struct store *pg, int enabled_only,
-	    void (*fn)(const struct backend *, void *), void *arg,
-	    struct error *e);
-int	 pg_schema_publish(struct store *pg, struct schema_version *v,
-	    struct error *e);
-int	 pg_schema_get(struct store *pg, const char *slug, int64_t version,
-	    struct schema_version *v, struct error *e);
-int	 pg_schema_match(struct store *pg, int64_t app_id,
-	    const char *fingerprint, struct schema_version *v, int *matched,
-	    struct error *e);
-int	 pg_schema_each(struct store *pg, const char *slug,
-	    void (*fn)(const struct schema_version *, void *), void *arg,
-	    struct error *e);
-int	 pg_grant(struct store *pg, int64_t app_id, int64_t schema_id,
-	    int64_t version, struct error *e);
-int	 pg_ungrant(struct store *pg, int64_t app_id, int64_t schema_id,
-	    int64_t version, struct error *e);
-int	 pg_grant_allows(struct store *pg, int64_t app_id, int64_t schema_id,
-	    int64_t version, struct error *e);
-int	 pg_template_publish(struct store *pg, struct template_version *v,
-	    struct error *e);
-int	 pg_template_get(struct store *pg, const char *slug, int64_t version,
-	    struct template_version *v, struct error *e);
-int	 pg_template_each(struct store *pg,
-	    void (*fn)(const struct template_version *, void *), void *arg,
-	    struct error *e);
-
-/* The data's files; the prototypes are the members of struct
- * store_engine. */
 /* store_pg_batch.c: a list of values as one array parameter, in
  * PostgreSQL's text form: init, add each value (NULL: NULL), then end
  * gives the text (owned by a, valid until pg_array_free) or NULL with a
@@ -362,34 +285,6 @@ int	 pg_stream(struct store *pg, enum pg_stmt id,
 	    int (*fn)(const PGresult *, void *, struct error *), void *arg,
 	    struct error *e, const char *what);
 
-int	 pg_decision_insert(struct store *pg, const struct decision *d,
-	    json_object *questions, json_object *answers, json_object *dists,
-	    struct error *e);
-int	 pg_decision_get(struct store *pg, const char *id, int64_t app_id,
-	    struct decision_row *d, struct error *e);
-int	 pg_outcome_record(struct store *pg, const char *id,
-	    json_object *values, const char *source, int64_t now_ms,
-	    struct error *e);
-int	 pg_decision_page(struct store *pg, const struct decision_range *q,
-	    int limit, void (*fn)(const char *id, int64_t created_at_ms,
-	    void *), void *arg, struct error *e);
-int	 pg_calibration_each(struct store *pg, int64_t schema_id,
-	    int64_t version, const char *question, int64_t since_ms,
-	    int (*fn)(const struct calibration_row *, void *, struct error *),
-	    void *arg, struct error *e);
-int	 pg_admission_read(struct store *pg, int64_t app_id, const char *day,
-	    int64_t *tat_ms, int64_t *tat_rate, int64_t *tat_at_ms,
-	    int64_t *used, struct error *e);
-int	 pg_admission_write(struct store *pg, int64_t app_id, const char *day,
-	    int64_t tat_ms, int64_t rate, int64_t at_ms, int64_t used,
-	    struct error *e);
-int	 pg_quota_used(struct store *pg, int64_t app_id, const char *day,
-	    int64_t *used, struct error *e);
-int	 pg_quota_charge(struct store *pg, int64_t app_id, const char *day,
-	    int64_t units, struct error *e);
-int	 pg_prune_step(struct store *pg, struct prune_range *q,
-	    int64_t *deleted, struct error *e);
-int	 pg_vacuum(struct store *pg, int max_steps, struct error *e);
 /* pg_idle(): a step of automatic retention when one is due. */
 void	 pg_retain(struct store *pg);
 

@@ -88,48 +88,16 @@ pg_array_free(struct pg_array *a)
 	buf_free(&a->b);
 }
 
-/* Statement id prepared on pg's connection, as pg_exec() prepares it
- * (named "s<N>"), into name: 0, or -1 with e set. */
-static int
-prepare(struct store *pg, enum pg_stmt id, char *name, size_t size,
-    struct error *e)
-{
-	const char	*text = pg_text(id);
-	PGresult	*r;
-
-	snprintf(name, size, "s%d", (int)id);
-	if (pg->conn == NULL) {
-		error_set(e, ERR_UNAVAILABLE, NULL, "the database is not "
-		    "available (no connection); try again");
-		e->retry_after_ms = PG_RETRY_MS;
-		return -1;
-	}
-	if (text == NULL)
-		return error_set(e, ERR_INTERNAL, NULL, "no statement %d",
-		    (int)id);
-	if (pg->prepared[id])
-		return 0;
-	r = PQprepare(pg->conn, name, text, 0, NULL);
-	if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
-		pg_fail(pg, r, e, "prepare");
-		PQclear(r);
-		return -1;
-	}
-	PQclear(r);
-	pg->prepared[id] = 1;
-	return 0;
-}
-
 int
 pg_stream(struct store *pg, enum pg_stmt id, const struct pg_params *p,
     int (*fn)(const PGresult *, void *, struct error *), void *arg,
     struct error *e, const char *what)
 {
 	PGresult	*r;
-	char		 name[16];
+	char		 name[PG_NAME_SIZE];
 	int		 rc = 0;
 
-	if (prepare(pg, id, name, sizeof(name), e) == -1 ||
+	if (pg_prepare(pg, id, name, e) == -1 ||
 	    pg_send_begin(pg, e) == -1)
 		return -1;
 	if (!PQsendQueryPrepared(pg->conn, name, p ? p->n : 0,

@@ -173,20 +173,6 @@ pg_decision_get(struct store *pg, const char *id, int64_t app_id,
 
 /* Outcomes (spec section 3, design.md section 9). */
 
-/* 409 naming answers.<question>, with the value already recorded. */
-static int
-conflict(const char *question, const char *recorded, struct error *e)
-{
-	char		*field = xasprintf("answers.%s", question);
-	json_object	*v = ju_parse(recorded);
-
-	error_set(e, ERR_CONFLICT, field,
-	    "an outcome with a different value is already recorded");
-	error_detail(e, "recorded", v);
-	free(field);
-	return -1;
-}
-
 /* The first question of values (in their order) whose recorded value,
  * as the statement gave it back, is not the one given: 409.  0 or -1. */
 static int
@@ -203,7 +189,7 @@ check_recorded(const PGresult *r, json_object *values, struct error *e)
 			continue;
 		recorded = pg_str(r, i, 1);
 		if (recorded == NULL || strcmp(recorded, compact(value)) != 0)
-			return conflict(question, recorded ? recorded : "", e);
+			return outcome_conflict(question, recorded ? recorded : "", e);
 	}
 	return 0;
 }

@@ -195,20 +195,6 @@ sq_decision_get(struct store *st, const char *id, int64_t app_id,
 
 /* Outcomes (spec section 3, design.md section 9). */
 
-/* 409 naming answers.<question>, with the value already recorded. */
-static int
-conflict(const char *question, const char *recorded, struct error *e)
-{
-	char		*field = xasprintf("answers.%s", question);
-	json_object	*v = ju_parse(recorded);
-
-	error_set(e, ERR_CONFLICT, field,
-	    "an outcome with a different value is already recorded");
-	error_detail(e, "recorded", v);
-	free(field);
-	return -1;
-}
-
 /* One question's outcome, inside the caller's transaction. */
 static int
 record_one(struct store *st, const char *id, const char *question,
@@ -226,7 +212,7 @@ record_one(struct store *st, const char *id, const char *question,
 	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		same = col(stmt, 0) != NULL && strcmp(col(stmt, 0), text) == 0;
 		if (!same)
-			conflict(question, col(stmt, 0) ? col(stmt, 0) : "",
+			outcome_conflict(question, col(stmt, 0) ? col(stmt, 0) : "",
 			    e);
 	}
 	sqlite3_reset(stmt);
