@@ -46,8 +46,9 @@ if [ "$mode" = "--test" ] || [ "$mode" = "--bench" ]; then
 	# bench/run: the load generator, the fixed-body upstream, and the
 	# 300 ms upstream of the slow-backend scenario (echo_sleep).
 	pkgs="$pkgs python3 wrk nginx-light libnginx-mod-http-echo"
-	# bench/run's PostgreSQL rows start a cluster of their own.
-	pkgs="$pkgs postgresql-15"
+	# bench/run's PostgreSQL rows start a cluster of their own, and
+	# count the workers' round trips to it with strace.
+	pkgs="$pkgs postgresql-15 strace"
 fi
 
 missing=
