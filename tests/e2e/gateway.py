@@ -469,20 +469,6 @@ class TAP:
         sys.stdout.flush()
         return cond
 
-    def known_bug(self, cond, name, bug, diag=None):
-        """A check that a known bug, reported and not fixed yet, still
-        fails: TAP's TODO.  automake counts it XFAIL while it fails and
-        XPASS once it passes, which tests/run counts as a failure, so
-        that the mark goes when the bug does."""
-        self.n += 1
-        print("%sok %d - %s # TODO %s" % ("" if cond else "not ",
-                                          self.n, name, bug))
-        if not cond and diag is not None:
-            for line in str(diag).splitlines()[:20]:
-                print("#   " + line)
-        sys.stdout.flush()
-        return cond
-
     def skip(self, name, reason):
         """One check that does not apply here, and why (TAP's SKIP)."""
         self.n += 1

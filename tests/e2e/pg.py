@@ -338,8 +338,18 @@ def shutdown():
 if __name__ == "__main__":
     # python3 tests/e2e/pg.py: starts a cluster, prints its directory and
     # a URL, and waits for Enter (for trying things by hand).
+    # python3 tests/e2e/pg.py PROGRAM...: runs PROGRAM with the URL of a
+    # fresh database in EVALGATE_TEST_PG_URL, then stops the cluster;
+    # exits with the program's status (tests/store_pg_test.sh).
     c = Cluster()
     db = c.create_database("try")
+    if len(sys.argv) > 1:
+        env = dict(os.environ, EVALGATE_TEST_PG_URL=c.url(db))
+        status = subprocess.run(sys.argv[1:], env=env).returncode
+        if not c.cleanup():
+            print("# the PostgreSQL cluster did not stop cleanly")
+            status = status or 1
+        sys.exit(status)
     print(c.dir)
     print(c.url(db))
     sys.stdin.readline()
