@@ -177,6 +177,16 @@ struct store_engine {
 	STORE_OPS(STORE_ENTRY) \
 	STORE_VOID_OPS(STORE_ENTRY)
 
+/* Where an engine's automatic retention stands (its idle step): one
+ * step after the answer has gone, every so many requests or ms, on one
+ * application at a time. */
+struct store_retain {
+	int64_t		 requests;	/* answered since the last */
+	int64_t		 next_us;	/* due from then anyway */
+	int64_t		 app_id;	/* being pruned, 0: none */
+	struct prune_range q;		/* its range and cursor */
+};
+
 /* The engines.  store_pg_engine exists only in a build with libpq
  * (HAVE_POSTGRESQL). */
 extern const struct store_engine store_sqlite_engine;

@@ -174,14 +174,7 @@ struct store {
 	char		 why[512];	/* why it is not connected, or "" */
 	char		 sqlstate[6];	/* of the last failed statement */
 	unsigned char	 prepared[PG_STMT__MAX];	/* on this connection */
-	/* Automatic retention (store_pg_retention.c): one step after the
-	 * answer has gone, as the SQLite engine's. */
-	struct {
-		int64_t		 requests;	/* answered since the last */
-		int64_t		 next_us;	/* due from then anyway */
-		int64_t		 app_id;	/* being pruned, 0: none */
-		struct prune_range q;		/* its range and cursor */
-	} retain;
+	struct store_retain retain;	/* store_pg_retention.c */
 };
 
 void		 pg_params_init(struct pg_params *p);

@@ -177,15 +177,9 @@ struct store {
 		int	 next;		/* WAL frames at which one is due */
 		int	 seen;		/* WAL frames at the last commit */
 	} ckpt[2];
-	/* Automatic retention (store_retention.c): one step after the
-	 * answer has gone, every STORE_RETAIN_REQUESTS requests or
-	 * STORE_RETAIN_MS, on one application at a time. */
-	struct {
-		int64_t		 requests;	/* answered since the last */
-		int64_t		 next_us;	/* due from then anyway */
-		int64_t		 app_id;	/* being pruned, 0: none */
-		struct prune_range q;		/* its range and cursor */
-	} retain;
+	struct store_retain retain;	/* store_sqlite_retention.c: every
+					 * STORE_RETAIN_REQUESTS requests or
+					 * STORE_RETAIN_MS */
 };
 
 /* Waits in the host's write-lock queue of file (TX_DATABASE or

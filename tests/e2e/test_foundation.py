@@ -152,20 +152,27 @@ def ready_again(g, timeout=15):
         time.sleep(0.2)
 
 
+def not_ready(t, g, why):
+    """/health/ready while the database cannot be written: a 503 in the
+    spec's shape that names the database, not the cache."""
+    r = g.get("/health/ready")
+    t.eq(r.status, 503, "ready is 503 when " + why)
+    t.eq(r.json().get("database"), False, "and says the database")
+    t.eq(r.json().get("cache"), True, "and that the cache answers")
+    t.ok("retry-after" in r.headers, "503 carries Retry-After")
+    err = r.json().get("error", {})
+    t.ok(err.get("code") == "service_unavailable" and
+         err.get("message") and isinstance(err.get("details"), dict),
+         "the 503 carries the spec's error object too", r.body)
+    return r
+
+
 def test_ready_fails_without_database(t, g, key):
     if g.engine == "postgresql":
         return ready_without_postgresql(t, g, key)
     os.rename(g.db, g.db + ".away")
     try:
-        r = g.get("/health/ready")
-        t.eq(r.status, 503, "ready is 503 when the database is gone")
-        t.eq(r.json().get("database"), False, "and says the database")
-        t.eq(r.json().get("cache"), True, "and that the cache answers")
-        t.ok("retry-after" in r.headers, "503 carries Retry-After")
-        err = r.json().get("error", {})
-        t.ok(err.get("code") == "service_unavailable" and
-             err.get("message") and isinstance(err.get("details"), dict),
-             "the 503 carries the spec's error object too", r.body)
+        not_ready(t, g, "the database is gone")
     finally:
         os.rename(g.db + ".away", g.db)
     t.eq(g.get("/health/ready").status, 200, "ready again when it is back")
@@ -187,16 +194,7 @@ def ready_without_postgresql(t, g, key):
     the database refuses connections."""
     refuse_connections(g, True)
     try:
-        r = g.get("/health/ready")
-        t.eq(r.status, 503, "ready is 503 when PostgreSQL refuses "
-             "connections to the database")
-        t.eq(r.json().get("database"), False, "and says the database")
-        t.eq(r.json().get("cache"), True, "and that the cache answers")
-        t.ok("retry-after" in r.headers, "503 carries Retry-After")
-        err = r.json().get("error", {})
-        t.ok(err.get("code") == "service_unavailable" and
-             err.get("message") and isinstance(err.get("details"), dict),
-             "the 503 carries the spec's error object too", r.body)
+        not_ready(t, g, "PostgreSQL refuses connections to the database")
         r = g.get("/v1/models", key=key)
         t.error_is(r, 503, "service_unavailable", "an authenticated call "
                    "meanwhile is 503 service_unavailable")
