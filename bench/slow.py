@@ -28,7 +28,7 @@ ECHO_MODULE = "/usr/lib/nginx/modules/ngx_http_echo_module.so"
 class SlowUpstream:
     """nginx answering the bench's System One body after 300 ms."""
 
-    def __init__(self, workdir, body):
+    def __init__(self, workdir, body, chat_body=None):
         if not os.path.exists(ECHO_MODULE):
             raise RuntimeError("%s missing: apt-get install "
                                "libnginx-mod-http-echo" % ECHO_MODULE)
@@ -56,10 +56,16 @@ http {
             echo_sleep %(sleep)s;
             echo '%(body)s';
         }
+        location = /v1/chat/completions {
+            default_type application/json;
+            echo_sleep %(sleep)s;
+            echo '%(chat)s';
+        }
     }
 }
 """ % {"module": ECHO_MODULE, "d": self.dir, "port": self.port,
-                "sleep": SLEEP_S, "body": body.replace("'", "\\'")})
+                "sleep": SLEEP_S, "body": body.replace("'", "\\'"),
+                "chat": (chat_body or "{}").replace("'", "\\'")})
         self.proc = subprocess.Popen(["nginx", "-c", conf, "-p", self.dir],
                                      stderr=subprocess.DEVNULL)
         gateway.wait_port(self.port)
@@ -218,6 +224,30 @@ def scenario(kind, sizes, floor_bin, workers_bins, up_url, body_file,
     return rows
 
 
+def peer_rows(peer, sizes, chat_body_file, headers, run_wrk, seconds, log):
+    """--peers: the Portkey gateway (peers.Portkey, one node process) in
+    front of the same 300 ms upstream, at the client concurrency of each
+    pool size W (2W connections): a row per W, beside the gateway's."""
+    rows = []
+    for w in sizes:
+        conns = max(2, 2 * w)
+        run_wrk(peer.url, chat_body_file, None, 2, conns, 2, headers)
+        r = run_wrk(peer.url, chat_body_file, None, seconds, conns, 2,
+                    headers)
+        rss = peer.rss_kib() / 1024.0
+        row = {"kind": "node", "W": w, "label": "portkey %s" % peer.version,
+               "rps": r["rps"], "ideal": r["rps"] / (w / SLEEP_S),
+               "floor": float("nan"), "p50": r["p50"], "p99": r["p99"],
+               "non2xx": r["non2xx"], "timeouts": r["timeouts"],
+               "locked": 0, "start_s": 0.0, "start_errors": 0,
+               "workers": 1, "pss_worker": pss_kib(peer.proc.pid) / 1024.0,
+               "pss_workers": pss_kib(peer.proc.pid) / 1024.0,
+               "pss_server": 0.0, "rss": rss}
+        log(row)
+        rows.append(row)
+    return rows
+
+
 def table(rows):
     """The rows as Markdown."""
     out = ["| server | W | program | req/s | / ideal | / floor | p50 ms | "
@@ -226,10 +256,11 @@ def table(rows):
            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
            "---:|---:|"]
     for r in rows:
-        out.append("| %s | %d | %s | %.0f | %.2f | %.2f | %.0f | %.0f | %d "
+        out.append("| %s | %d | %s | %.0f | %.2f | %s | %.0f | %.0f | %d "
                    "| %d | %d | %s (%d) | %.2f | %.0f |" % (
                        r["kind"], r["W"], r["label"], r["rps"], r["ideal"],
-                       r["floor"], r["p50"], r["p99"], r["non2xx"],
+                       "-" if r["floor"] != r["floor"] else
+                       "%.2f" % r["floor"], r["p50"], r["p99"], r["non2xx"],
                        r["timeouts"], r["locked"],
                        "%.1f" % r["start_s"] if r["start_s"] is not None
                        else "never", r["start_errors"], r["pss_worker"],
