@@ -697,6 +697,14 @@ FcgidProcessTableFile "%(dir)s/fcgid/shm"
                 ["test", "-x", self.worker], user=self.user).returncode != 0:
             raise RuntimeError("%s cannot run %s: give it a build directory "
                                "it can reach" % (self.user, self.worker))
+        self.run_apache()
+        if not wait_port(self.admin_port):
+            raise RuntimeError("apache2 did not start: " + self.log())
+        return self.wait_ready()
+
+    def run_apache(self):
+        """Writes self.config() and starts Apache in the foreground on
+        it, as the tests run every server; waits for its port."""
         conf = os.path.join(self.dir, "apache2.conf")
         with open(conf, "w") as f:
             f.write(self.config())
@@ -706,9 +714,8 @@ FcgidProcessTableFile "%(dir)s/fcgid/shm"
             stderr=open(os.path.join(self.dir, "apache2.out"), "w"),
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                  "LANG": "C"})
-        if not wait_port(self.port) or not wait_port(self.admin_port):
+        if not wait_port(self.port):
             raise RuntimeError("apache2 did not start: " + self.log())
-        return self.wait_ready()
 
     def worker_pids(self):
         """The workers: descendants of Apache running the built worker
@@ -990,17 +997,7 @@ Listen 127.0.0.1:%(port)d
             "docroot": self.docroot, "suexec": suexec}
 
     def start(self):
-        conf = os.path.join(self.dir, "apache2.conf")
-        with open(conf, "w") as f:
-            f.write(self.config())
-        self.proc = subprocess.Popen(
-            [APACHE, "-f", conf, "-k", "start", "-DFOREGROUND"],
-            stdout=subprocess.DEVNULL,
-            stderr=open(os.path.join(self.dir, "apache2.out"), "w"),
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                 "LANG": "C"})
-        if not wait_port(self.port):
-            raise RuntimeError("apache2 did not start: " + self.log())
+        self.run_apache()
         return self.wait_ready("/evalgate/health")
 
     def sanitizer_reports(self):
