@@ -299,8 +299,9 @@ int	 store_import(const struct settings *s, const char *from,
 
 /* Retention (design.md sections 10 and 16).
  *
- * The decisions a prune deletes, and where it stands: those created
- * before before_ms (of app_id; 0: of every application), but one with
+ * The decisions a prune deletes, and where it stands: those of app_id
+ * created before before_ms (a prune of every application goes through
+ * them one by one: no index orders all decisions by time), but one with
  * an outcome only if it was created before outcome_before_ms too (0:
  * never).  The cursor starts zeroed, at the oldest. */
 struct prune_range {

@@ -23,10 +23,13 @@
 #include "xalloc.h"
 
 /* pg_migrations[v - PG_SCHEMA_BASE] takes a database from version v to
- * v + 1 (sql/pg/migrate-N.sql); none yet: sql/pg/schema.sql makes a
- * database at PG_SCHEMA_VERSION, the first version the engine had. */
+ * v + 1 (sql/pg/migrate-N.sql); sql/pg/schema.sql makes a new database
+ * at PG_SCHEMA_VERSION.  PG_SCHEMA_BASE is the first version the engine
+ * had. */
 #define PG_SCHEMA_BASE	6
-static const char *const pg_migrations[] = { NULL };
+static const char *const pg_migrations[] = {
+	pg_migrate_7_sql,	/* decisions_time dropped */
+};
 
 /* Set while a failure is expected or already said (store_maintain
  * trying again, readiness probing): nothing is logged. */

@@ -31,7 +31,8 @@
  * version adds sql/pg/migrate-N.sql (pg_migrate_N_sql), with the same
  * number as SQLite's step, to the table in store_pg.c. */
 extern const char pg_schema_sql[];	/* sql/pg/schema.sql */
-#define PG_SCHEMA_VERSION 6		/* = the SQLite engine's */
+extern const char pg_migrate_7_sql[];	/* sql/pg/migrate-7.sql */
+#define PG_SCHEMA_VERSION 7		/* = the SQLite engine's */
 
 #define PG_RETRY_MS	1000		/* between attempts to reconnect,
 					 * and the Retry-After of a 503 */
@@ -116,7 +117,6 @@ enum pg_stmt {
 	PG_USED_ADD,
 	PG_USED_GET,
 	PG_PRUNE_PICK,
-	PG_PRUNE_PICK_APP,
 	PG_PRUNE_LOCK,
 	PG_PRUNE_LOCK_SKIP,	/* automatic retention's */
 	PG_PRUNE_DELETE,

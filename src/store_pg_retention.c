@@ -71,8 +71,8 @@ prune_step(struct store *pg, struct prune_range *q, int64_t *deleted,
 	pg_bind_int(&p, 3, q->cursor_ms);
 	pg_bind_text(&p, 4, q->cursor_id);
 	pg_bind_int(&p, 5, PG_PRUNE_BATCH);
-	if ((r = pg_exec(pg, q->app_id ? PG_PRUNE_PICK_APP : PG_PRUNE_PICK,
-	    &p, e, "pick decisions to prune")) == NULL)
+	if ((r = pg_exec(pg, PG_PRUNE_PICK, &p, e,
+	    "pick decisions to prune")) == NULL)
 		goto fail;
 	seen = PQntuples(r);
 	for (i = 0; i < seen; i++)

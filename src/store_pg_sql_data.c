@@ -121,19 +121,15 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    "SELECT used FROM quota_days WHERE app_id = $1 AND day = $2",
 
 	/* Retention (store_pg_retention.c).  A prune step picks the next
-	 * decisions after its cursor, oldest first ($1 before, $2
-	 * application, $3 and $4 the cursor, $5 how many), locks them ($1
+	 * decisions of an application after its cursor, oldest first
+	 * (decisions_app_time; $1 before, $2 the application, $3 and $4
+	 * the cursor, $5 how many), locks them ($1
 	 * their ids; automatic retention skips those another worker holds,
 	 * to be seen again on its next round), then, on a snapshot taken once
 	 * they are locked, so that no outcome can be added to them meanwhile,
 	 * deletes those to prune ($1 the ids locked; $2: one with an outcome
 	 * only if created before it) with their outcomes and answers. */
 	[PG_PRUNE_PICK] =
-	    "SELECT id, created_at_ms FROM decisions"
-	    " WHERE created_at_ms < $1 AND $2::bigint = 0"
-	    " AND (created_at_ms, id) > ($3::bigint, $4::text)"
-	    " ORDER BY created_at_ms, id LIMIT $5",
-	[PG_PRUNE_PICK_APP] =
 	    "SELECT id, created_at_ms FROM decisions"
 	    " WHERE app_id = $2 AND created_at_ms < $1"
 	    " AND (created_at_ms, id) > ($3::bigint, $4::text)"

@@ -33,6 +33,7 @@ static const char *const migrations[] = {
 	migrate_4_sql,		/* keys' keyed hash, backends' in-flight cap */
 	migrate_5_sql,		/* openai options, answers' label mass */
 	migrate_6_sql,		/* retention: per application, indexes */
+	migrate_7_sql,		/* decisions_time dropped */
 };
 #define SCHEMA_VERSION (int)(sizeof(migrations) / sizeof(migrations[0]))
 

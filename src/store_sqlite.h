@@ -19,6 +19,7 @@ extern const char migrate_3_sql[];	/* sql/migrate-3.sql */
 extern const char migrate_4_sql[];	/* sql/migrate-4.sql */
 extern const char migrate_5_sql[];	/* sql/migrate-5.sql */
 extern const char migrate_6_sql[];	/* sql/migrate-6.sql */
+extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_QUEUE_WAIT_MS 30000	/* waiting in the host's write-lock
@@ -115,7 +116,6 @@ enum stmt {
 	STMT_CALIBRATION_ROWS,
 	/* Retention (store_retention.c). */
 	STMT_PRUNE_PICK,
-	STMT_PRUNE_PICK_APP,
 	STMT_PRUNE_OUTCOMES,
 	STMT_PRUNE_ANSWERS,
 	STMT_PRUNE_DECISION,

@@ -38,8 +38,7 @@ sq_prune_step(struct store *st, struct prune_range *q, int64_t *deleted,
 	snprintf(last_id, sizeof(last_id), "%s", q->cursor_id);
 	if (store_begin(st, e) == -1)
 		return -1;
-	if ((stmt = store_stmt(st, q->app_id ? STMT_PRUNE_PICK_APP :
-	    STMT_PRUNE_PICK, e)) == NULL)
+	if ((stmt = store_stmt(st, STMT_PRUNE_PICK, e)) == NULL)
 		goto fail;
 	sqlite3_bind_int64(stmt, 1, q->before_ms);
 	sqlite3_bind_int64(stmt, 2, q->app_id);

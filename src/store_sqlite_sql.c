@@ -235,16 +235,10 @@ const char *const store_sql[STMT__MAX] = {
 	    " ORDER BY d.id, a.position",
 
 	/* Retention (store_retention.c).  A prune step picks the next
-	 * decisions after its cursor, oldest first, whether each has an
-	 * outcome, and deletes them one by one: ?1 before, ?2 application,
-	 * ?3 and ?4 the cursor, ?5 how many. */
+	 * decisions of application ?2 after its cursor, oldest first
+	 * (decisions_app_time), whether each has an outcome, and deletes
+	 * them one by one: ?1 before, ?3 and ?4 the cursor, ?5 how many. */
 	[STMT_PRUNE_PICK] =
-	    "SELECT d.id, d.created_at_ms,"
-	    " EXISTS (SELECT 1 FROM outcomes o WHERE o.decision_id = d.id)"
-	    " FROM decisions d WHERE d.created_at_ms < ?1"
-	    " AND (d.created_at_ms, d.id) > (?3, ?4)"
-	    " ORDER BY d.created_at_ms, d.id LIMIT ?5",
-	[STMT_PRUNE_PICK_APP] =
 	    "SELECT d.id, d.created_at_ms,"
 	    " EXISTS (SELECT 1 FROM outcomes o WHERE o.decision_id = d.id)"
 	    " FROM decisions d WHERE d.app_id = ?2 AND d.created_at_ms < ?1"

@@ -120,8 +120,11 @@ check "init again keeps the pepper" grep -q 'pepper .* kept' "$T/out"
 check "the pepper has mode 0600" \
     test "$(stat -c %a "$T/var/pepper")" = 600
 check "the cache is beside the database" test -f "$T/var/cache.db"
-check "the database records schema version 6" \
-    test "$(sql 'PRAGMA user_version')" = 6
+check "the database records schema version 7" \
+    test "$(sql 'PRAGMA user_version')" = 7
+check "without decisions_time, which no query reads since version 7" \
+    test "$(sql "SELECT count(*) FROM sqlite_schema \
+    WHERE name = 'decisions_time'")" = 0
 # A version-1 database (no decisions_schema index, no catalog generation
 # and its triggers, no keyed hash of keys, no in-flight limit of
 # backends, no openai options, no label mass of answers) is brought
@@ -138,11 +141,11 @@ sql 'DROP INDEX decisions_schema; DROP TABLE catalog_generation;
     ALTER TABLE backends DROP COLUMN extra;
     ALTER TABLE decision_answers DROP COLUMN label_mass;
     ALTER TABLE applications DROP COLUMN retention_days;
-    DROP INDEX decisions_time; DROP INDEX decisions_state_time;
+    DROP INDEX decisions_state_time;
     PRAGMA user_version=1'
 expect 0 "init migrates a version-1 database" init
-check "the migration brought it to version 6" \
-    test "$(sql 'PRAGMA user_version')" = 6
+check "the migration brought it to version 7" \
+    test "$(sql 'PRAGMA user_version')" = 7
 check "the migration added the keyed hash of keys and the in-flight limit" \
     sql 'SELECT secret_check FROM api_keys; SELECT max_in_flight FROM backends' 
 check "and the openai options of backends and the label mass of answers" \
@@ -150,9 +153,10 @@ check "and the openai options of backends and the label mass of answers" \
     SELECT label_mass FROM decision_answers'
 check "and the retention of applications and its indexes" \
     test "$(sql "SELECT count(retention_days) FROM applications; \
-    SELECT count(*) FROM sqlite_schema WHERE name LIKE 'decisions_%time'")" = \
+    SELECT group_concat(name) FROM (SELECT name FROM sqlite_schema \
+    WHERE name LIKE 'decisions_%time' ORDER BY name)")" = \
     "0
-3"
+decisions_app_time,decisions_state_time"
 check "the migration created the index" test "$(sql "SELECT count(*) FROM \
     sqlite_schema WHERE name = 'decisions_schema'")" = 1
 check "the migration created the catalog generation, one row" \
@@ -163,7 +167,7 @@ check "and its triggers: insert, update, delete on 9 catalog tables" \
 generation() { sql 'SELECT n FROM catalog_generation'; }
 sql 'PRAGMA user_version=99'
 refused "a database newer than the program is refused" 'newer' init
-sql 'PRAGMA user_version=6'
+sql 'PRAGMA user_version=7'
 
 before=$(generation)
 expect 0 "app create" app create alpha --rate-per-minute 60

@@ -208,13 +208,26 @@ def test_prune(t):
         p = g.admin("decisions", "prune", "--before", "2026-02-01",
                     check=False)
         t.eq((p.returncode, p.stdout), (0, "0\n"), "run again: 0")
+        # By date alone over two applications, each with more January
+        # decisions than one step examines: they go one after the other.
+        for i, name in enumerate(("app", "other")):
+            src = g.sql("SELECT d.id FROM decisions d JOIN applications a"
+                        " ON a.id = d.app_id WHERE a.name = ? LIMIT 1",
+                        (name,))[0][0]
+            clone(g, src, 250, T0, 0x100 + i)
+        p = g.admin("decisions", "prune", "--before", "2026-02-01",
+                    check=False)
+        t.eq((p.returncode, p.stdout, count(g), orphans(g)),
+             (0, "500\n", 6, 0), "by date alone, 250 old decisions in each "
+             "of two applications: 500 deleted, the 6 of March stay")
 
         rows = g.sql("SELECT actor, target, details FROM audit_log"
                      " WHERE action = 'decisions.prune' ORDER BY id")
         t.eq([(a, tg, '"deleted":%s' % n in (d or "").replace(" ", ""))
-              for (a, tg, d), n in zip(rows, (3, 3, 3, 0))],
+              for (a, tg, d), n in zip(rows, (3, 3, 3, 0, 500))],
              [("console", "app", True), ("ops", "other", True),
-              ("console", None, True), ("console", None, True)],
+              ("console", None, True), ("console", None, True),
+              ("console", None, True)],
              "one audit row per prune: who, which application, how many")
         integrity(t, g, "integrity_check ok")
         t.stop_clean(g, "prune: no sanitizer reports")

@@ -331,7 +331,17 @@ main(void)
 	ok((st = store_open(&s, &e)) == NULL, "and not opened: %s",
 	    e.message);
 	error_clear(&e);
-	PQclear(query(c, "UPDATE schema_version SET v = 6"));
+	/* A database of version 6, the engine's first, with the index
+	 * version 7 dropped. */
+	PQclear(query(c, "CREATE INDEX decisions_time ON"
+	    " decisions(created_at_ms); UPDATE schema_version SET v = 6"));
+	ok(store_init(&s, &e) == 0 &&
+	    one(c, "SELECT v FROM schema_version") == PG_SCHEMA_VERSION,
+	    "init takes a version-6 database to version %d %s",
+	    PG_SCHEMA_VERSION, e.message);
+	ok(one(c, "SELECT count(*) FROM pg_indexes"
+	    " WHERE indexname = 'decisions_time'") == 0,
+	    "and drops decisions_time");
 
 	mirrors_sqlite(c);
 	statements(c);
