@@ -214,7 +214,8 @@ def scenario(kind, sizes, floor_bin, workers_bins, up_url, body_file,
                    "ideal": r["rps"] / ideal,
                    "floor": r["rps"] / floor_rps if floor_rps else
                    float("nan"),
-                   "p50": r["p50"], "p99": r["p99"], "non2xx": r["non2xx"],
+                   "p50": r["p50"], "p99": r["p99"], "idle": r["idle"],
+                   "non2xx": r["non2xx"],
                    "timeouts": r["timeouts"], "locked": locked,
                    "start_s": took, "start_errors": start_errors,
                    "workers": n, "pss_worker": per, "pss_workers": total,
@@ -238,6 +239,7 @@ def peer_rows(peer, sizes, chat_body_file, headers, run_wrk, seconds, log):
         row = {"kind": "node", "W": w, "label": "portkey %s" % peer.version,
                "rps": r["rps"], "ideal": r["rps"] / (w / SLEEP_S),
                "floor": float("nan"), "p50": r["p50"], "p99": r["p99"],
+               "idle": r["idle"],
                "non2xx": r["non2xx"], "timeouts": r["timeouts"],
                "locked": 0, "start_s": 0.0, "start_errors": 0,
                "workers": 1, "pss_worker": pss_kib(peer.proc.pid) / 1024.0,
@@ -251,16 +253,17 @@ def peer_rows(peer, sizes, chat_body_file, headers, run_wrk, seconds, log):
 def table(rows):
     """The rows as Markdown."""
     out = ["| server | W | program | req/s | / ideal | / floor | p50 ms | "
-           "p99 ms | non-2xx | timeouts | locked | start s (errors) | "
-           "PSS/worker MiB | workers + server MiB |",
+           "p99 ms | CPU idle | non-2xx | timeouts | locked | "
+           "start s (errors) | PSS/worker MiB | workers + server MiB |",
            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-           "---:|---:|"]
+           "---:|---:|---:|"]
     for r in rows:
-        out.append("| %s | %d | %s | %.0f | %.2f | %s | %.0f | %.0f | %d "
-                   "| %d | %d | %s (%d) | %.2f | %.0f |" % (
+        out.append("| %s | %d | %s | %.0f | %.2f | %s | %.0f | %.0f "
+                   "| %.0f%% | %d | %d | %d | %s (%d) | %.2f | %.0f |" % (
                        r["kind"], r["W"], r["label"], r["rps"], r["ideal"],
                        "-" if r["floor"] != r["floor"] else
-                       "%.2f" % r["floor"], r["p50"], r["p99"], r["non2xx"],
+                       "%.2f" % r["floor"], r["p50"], r["p99"],
+                       100 * r["idle"], r["non2xx"],
                        r["timeouts"], r["locked"],
                        "%.1f" % r["start_s"] if r["start_s"] is not None
                        else "never", r["start_errors"], r["pss_worker"],
