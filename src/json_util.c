@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -515,6 +516,62 @@ ju_push(json_object *arr, json_object *v)
 		xoom("json-c element");
 }
 
+/* Writes into buf (40 bytes) what "%.15g" writes for d, when d is a
+ * decimal of at most 15 significant digits that it writes without an
+ * exponent (1e-4 <= |d| < 1e15): a multiple of a small power of 2, as
+ * 0.25, 1.5 or 3 are.  That text is d exactly, so it reads back as d;
+ * printf and strtod are not needed.  1 if written, else 0. */
+static int
+num_exact(double d, char *buf)
+{
+	uint64_t	 m, n;
+	char		 digits[24];
+	int		 e, j = 0, nd = 0, i;
+	char		*p = buf;
+
+	if (d == 0) {
+		strcpy(buf, "0");
+		return 1;
+	}
+	if (fabs(d) < 1e-4 || fabs(d) >= 1e15)
+		return 0;
+	/* |d| = m * 2^e, m odd. */
+	m = (uint64_t)ldexp(frexp(fabs(d), &e), 53);
+	e -= 53;
+	for (; (m & 0xff) == 0; e += 8)
+		m >>= 8;
+	for (; (m & 1) == 0; e++)
+		m >>= 1;
+	/* |d| = n / 10^j with n = m * 5^j for e = -j < 0. */
+	if (e >= 0)
+		n = m << e;		/* below 1e15 */
+	else {
+		j = -e;
+		for (n = m, i = 0; i < j; i++) {
+			if (n > 999999999999999ULL / 5)
+				return 0;	/* more than 15 digits */
+			n *= 5;
+		}
+	}
+	for (; n > 0; n /= 10)
+		digits[nd++] = (char)('0' + n % 10);	/* backwards */
+	if (d < 0)
+		*p++ = '-';
+	if (nd <= j) {
+		*p++ = '0';
+		*p++ = '.';
+		for (i = j; i > nd; i--)
+			*p++ = '0';
+	}
+	for (i = nd - 1; i >= 0; i--) {
+		*p++ = digits[i];
+		if (i == j && j > 0 && nd > j)
+			*p++ = '.';
+	}
+	*p = '\0';
+	return 1;
+}
+
 json_object *
 ju_num(double d)
 {
@@ -525,11 +582,12 @@ ju_num(double d)
 		d = 0;
 	if (d == 0)
 		d = 0;		/* no "-0.0" */
-	for (prec = 15; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
+	if (!num_exact(d, buf))
+		for (prec = 15; prec <= 17; prec++) {
+			snprintf(buf, sizeof(buf), "%.*g", prec, d);
+			if (strtod(buf, NULL) == d)
+				break;
+		}
 	if (strspn(buf, "-0123456789") == strlen(buf))
 		strncat(buf, ".0", sizeof(buf) - strlen(buf) - 1);
 	return ju_must(json_object_new_double_s(d, buf));
