@@ -206,9 +206,10 @@ num_same(double d, size_t *bad)
 	return same;
 }
 
-/* ju_num(): multiples of powers of 2 (written without printf) and
- * others, at the edges of the range written without an exponent and of
- * 15 digits, each as printf writes it. */
+/* ju_num(): multiples of powers of 2, short decimals, probabilities,
+ * ratios and any bits, at the edges of the range written without an
+ * exponent, of 15 digits and of each power of 10, each as printf writes
+ * it. */
 static void
 test_num(void)
 {
@@ -220,21 +221,40 @@ test_num(void)
 		1234567890123456, 0.123456789012345, 0.1234567890123456,
 		3.0517578125e-05, 4503599627370495.5, 1e300, 1e-300, 5e-324,
 		0.000244140625, 0.0009765625, 1099511627776.0009765625,
+		9.9999999999999995e-5, 0.099999999999999992,
+		999999999999999.94, 9999999999999998, 1e16, 1e17, 1e21,
+		1e-5, 123456789012345680000.0, 0.30000000000000004,
+		1.7976931348623157e308, 2.2250738585072014e-308,
+		9.1071e-09, 9.999e-9, 1.0000001e-8, 9.87654321098765e14,
+		9.9e-9, 9.99999e-9, 0.000099, 0.0099999,
 	};
 	size_t	 i, j, bad = 0, n = 0;
 	uint64_t x = 88172645463325252ULL;	/* xorshift64 */
-	double	 d;
+	double	 d, lo, hi;
 
 	for (i = 0; i < sizeof(edges) / sizeof(edges[0]); i++, n++) {
 		num_same(edges[i], &bad);
 		num_same(-edges[i], &bad);
 	}
+	/* Near each power of 10, where rounding carries into a new
+	 * exponent and %g changes notation. */
+	for (i = 0; i < 80; i++) {
+		lo = hi = pow(10, (double)i - 40);
+		for (j = 0; j < 4; j++, n += 2) {
+			num_same(lo, &bad);
+			num_same(hi, &bad);
+			lo = nextafter(lo, 0);
+			hi = nextafter(hi, HUGE_VAL);
+		}
+	}
 	for (i = 0; i < 200000; i++, n++) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		j = x % 4;
-		if (j == 0)		/* k / 2^s */
+		j = x % 5;
+		if (j == 4)		/* a short decimal: k / 10^s */
+			d = (double)(x >> 44) / pow(10, (double)(x >> 4 & 15));
+		else if (j == 0)	/* k / 2^s */
 			d = ldexp((double)(x >> 40), -(int)(x >> 8 & 63));
 		else if (j == 1)	/* a probability */
 			d = (double)(x >> 11) / 9007199254740992.0;
