@@ -623,8 +623,10 @@ num_exact(double d, char *buf)
 		}
 	}
 	/* n's digits first, then zeros. */
-	nd = num_digits15(n, s);
-	memcpy(r, s + 15 - nd, (size_t)nd);
+	for (nd = 0; n > 0; n /= 10)
+		s[nd++] = (char)('0' + n % 10);		/* backwards */
+	for (i = 0; i < nd; i++)
+		r[i] = s[nd - 1 - i];
 	memset(r + nd, '0', (size_t)(15 - nd));
 	num_format(buf, d < 0, r, nd - 1 - j, 15);
 	return 1;
