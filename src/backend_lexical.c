@@ -44,7 +44,7 @@
 #include "error.h"
 #include "question.h"
 
-#define STOP_MASK	63	/* the stop-word table has STOP_MASK + 1 slots */
+#define STOP_MASK	63	/* the stop-word table: STOP_MASK + 1 slots */
 
 struct slot {
 	const char	*w;	/* into the state text; NULL if free */
