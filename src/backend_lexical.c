@@ -7,10 +7,13 @@
  * a-z.  A few English stop words ("the", "is", ...) are ignored when
  * matching, so that they do not decide between outcomes.
  *
- * The state's words go once into an open-addressing hash set.  The overlap
- * of an outcome is the number of distinct state words found among the
+ * The state's words go once into an open-addressing hash set (the kind
+ * builds it once for all the questions of a call), each word hashed once
+ * and looked up with that hash among the stop words too.  The overlap of
+ * an outcome is the number of distinct state words found among the
  * outcome's words (each slot carries the stamp of the last outcome that
- * matched it, so a word repeated in an option counts once).  Then:
+ * matched it, a new stamp per outcome, so a word repeated in an option
+ * counts once).  Then:
  *
  *	choice	score_i = 1 + overlap(option key i and its description, if a
  *		string)
@@ -41,14 +44,7 @@
 #include "error.h"
 #include "question.h"
 
-#define STOP_MAXLEN	8	/* longest stop word, plus one */
-
-/* Sorted bytewise for bsearch(). */
-static const char *const stopwords[] = {
-	"a", "an", "and", "are", "as", "at", "be", "by", "for", "from",
-	"has", "have", "in", "is", "it", "its", "of", "on", "or", "that",
-	"the", "this", "to", "was", "were", "will", "with",
-};
+#define STOP_MASK	63	/* the stop-word table: STOP_MASK + 1 slots */
 
 struct slot {
 	const char	*w;	/* into the state text; NULL if free */
@@ -56,9 +52,29 @@ struct slot {
 	size_t		 mark;	/* stamp of the last outcome that matched */
 };
 
+/* The stop words, each in the slot of its hash() & STOP_MASK or, when
+ * that is taken, in the next free one (linear probing, as the word set
+ * does): "a", "an", "and", "are", "as", "at", "be", "by", "for", "from",
+ * "has", "have", "in", "is", "it", "its", "of", "on", "or", "that",
+ * "the", "this", "to", "was", "were", "will", "with".  The unit test
+ * checks that each is ignored. */
+static const struct slot stopwords[STOP_MASK + 1] = {
+	[0] = { "be", 2 }, [1] = { "this", 4 }, [3] = { "has", 3 },
+	[6] = { "an", 2 }, [7] = { "and", 3 }, [8] = { "of", 2 },
+	[12] = { "a", 1 }, [13] = { "are", 3 }, [14] = { "as", 2 },
+	[15] = { "that", 4 }, [16] = { "for", 3 }, [17] = { "were", 4 },
+	[18] = { "will", 4 }, [20] = { "by", 2 }, [21] = { "is", 2 },
+	[25] = { "its", 3 }, [27] = { "have", 4 }, [36] = { "or", 2 },
+	[37] = { "to", 2 }, [40] = { "at", 2 }, [41] = { "with", 4 },
+	[48] = { "it", 2 }, [49] = { "on", 2 }, [50] = { "was", 3 },
+	[53] = { "from", 4 }, [60] = { "the", 3 }, [62] = { "in", 2 },
+};
+
 struct wordset {
 	struct slot	*slots;	/* owned; NULL: the state has no words */
 	size_t		 mask;	/* capacity - 1, capacity a power of 2 */
+	size_t		 stamp;	/* the last outcome's stamp; 0 none yet */
+	long		 words;	/* the state's words, stop words included */
 };
 
 struct scorer {
@@ -108,27 +124,6 @@ next_word(const char *s, size_t *len)
 	return s;
 }
 
-static int
-stop_cmp(const void *key, const void *elem)
-{
-	return strcmp(key, *(const char *const *)elem);
-}
-
-static int
-is_stopword(const char *w, size_t len)
-{
-	char	 buf[STOP_MAXLEN];
-	size_t	 i;
-
-	if (len >= sizeof(buf))
-		return 0;
-	for (i = 0; i < len; i++)
-		buf[i] = (char)fold((unsigned char)w[i]);
-	buf[len] = '\0';
-	return bsearch(buf, stopwords, sizeof(stopwords) / sizeof(stopwords[0]),
-	    sizeof(stopwords[0]), stop_cmp) != NULL;
-}
-
 static uint64_t
 hash(const char *w, size_t len)
 {
@@ -155,46 +150,54 @@ same(const char *a, size_t alen, const char *b, size_t blen)
 	return 1;
 }
 
-/* The slot holding w, or the free slot where it belongs. */
-static struct slot *
-find(struct wordset *ws, const char *w, size_t len)
+/* The index of the slot of slots (mask + 1 of them) holding w, whose
+ * hash is h, or of the free slot where it belongs. */
+static size_t
+probe(const struct slot *slots, size_t mask, uint64_t h, const char *w,
+    size_t len)
 {
 	size_t	 i;
 
-	for (i = (size_t)hash(w, len) & ws->mask; ; i = (i + 1) & ws->mask) {
-		struct slot	*sl = &ws->slots[i];
-
-		if (sl->w == NULL || same(sl->w, sl->len, w, len))
-			return sl;
-	}
+	for (i = (size_t)h & mask; ; i = (i + 1) & mask)
+		if (slots[i].w == NULL || same(slots[i].w, slots[i].len, w,
+		    len))
+			return i;
 }
 
-/* Fills ws with the distinct non-stop words of text.  Without words, ws
- * stays empty and every overlap is 0 (a uniform answer).  0, or -1 out
- * of memory (the table is sized by the state's words: README, Hacking). */
+static int
+is_stopword(uint64_t h, const char *w, size_t len)
+{
+	return stopwords[probe(stopwords, STOP_MASK, h, w, len)].w != NULL;
+}
+
+/* Fills ws with the distinct non-stop words of text (not NULL) and
+ * counts its words.  Without words, ws stays empty and every overlap is
+ * 0 (a uniform answer).  0, or -1 out of memory (the table is sized by
+ * the state's words: README, Hacking). */
 static int
 wordset_build(struct wordset *ws, const char *text)
 {
 	const char	*w;
-	size_t		 len, count = 0, cap = 16;
+	size_t		 len, cap = 16;
+	uint64_t	 h;
 	struct slot	*sl;
 
 	ws->slots = NULL;
 	ws->mask = 0;
-	for (w = text; (w = next_word(w, &len)) != NULL; w += len)
-		if (!is_stopword(w, len))
-			count++;
-	if (count == 0)
+	ws->stamp = 0;
+	ws->words = lexical_count_words(text);
+	if (ws->words == 0)
 		return 0;
-	while (cap < 2 * count && cap < SIZE_MAX / 4 / sizeof(*sl))
+	while (cap < 2 * (size_t)ws->words && cap < SIZE_MAX / 4 / sizeof(*sl))
 		cap *= 2;
 	if ((ws->slots = calloc(cap, sizeof(*ws->slots))) == NULL)
 		return -1;
 	ws->mask = cap - 1;
 	for (w = text; (w = next_word(w, &len)) != NULL; w += len) {
-		if (is_stopword(w, len))
+		h = hash(w, len);
+		if (is_stopword(h, w, len))
 			continue;
-		sl = find(ws, w, len);
+		sl = &ws->slots[probe(ws->slots, ws->mask, h, w, len)];
 		if (sl->w == NULL) {
 			sl->w = w;
 			sl->len = len;
@@ -211,13 +214,15 @@ overlap(struct wordset *ws, const char *text, size_t stamp)
 	const char	*w;
 	struct slot	*sl;
 	size_t		 len, n = 0;
+	uint64_t	 h;
 
 	if (ws->slots == NULL || text == NULL)
 		return 0;
 	for (w = text; (w = next_word(w, &len)) != NULL; w += len) {
-		if (is_stopword(w, len))
+		h = hash(w, len);
+		if (is_stopword(h, w, len))
 			continue;
-		sl = find(ws, w, len);
+		sl = &ws->slots[probe(ws->slots, ws->mask, h, w, len)];
 		if (sl->w != NULL && sl->mark != stamp) {
 			sl->mark = stamp;
 			n++;
@@ -255,7 +260,9 @@ choice_score(struct wordset *ws, json_object *c, json_object *q,
 	json_object_object_foreach(c, k, v) {
 		if (i >= n)
 			break;
-		o = overlap(ws, k, i + 1) + overlap(ws, string_of(v), i + 1);
+		ws->stamp++;
+		o = overlap(ws, k, ws->stamp) +
+		    overlap(ws, string_of(v), ws->stamp);
 		s[i] = 1 + (double)o;
 		i++;
 	}
@@ -270,7 +277,7 @@ score_score(struct wordset *ws, json_object *c, json_object *q,
 	(void)q;
 	for (i = 0; i < n; i++) {
 		o = overlap(ws, string_of(json_object_array_get_idx(c, i)),
-		    i + 1);
+		    ++ws->stamp);
 		s[i] = 1 + (double)o;
 	}
 }
@@ -287,10 +294,33 @@ noul_score(struct wordset *ws, json_object *c, json_object *q,
 	f = member_string(c, "false");
 	if (t == NULL && f == NULL)
 		t = member_string(q, "instructions");
-	ot = overlap(ws, t, 1);
-	of = overlap(ws, f, 2);
+	ot = overlap(ws, t, ++ws->stamp);
+	of = overlap(ws, f, ++ws->stamp);
 	s[0] = 1 + (double)ot;
 	s[1] = 1 + (double)of;
+}
+
+/* lexical_distribution() over the state's words, ws. */
+static void
+distribution(struct wordset *ws, json_object *question, double *p,
+    size_t n)
+{
+	json_object	*c = NULL;
+	enum qtype	 t;
+	double		 sum = 0;
+	size_t		 i;
+
+	for (i = 0; i < n; i++)
+		p[i] = 1;
+	t = question_type(question);
+	if (t != Q__MAX && n == question_arity(question)) {
+		json_object_object_get_ex(question, "criteria", &c);
+		scorers[t].score(ws, c, question, p, n);
+	}
+	for (i = 0; i < n; i++)
+		sum += p[i];
+	for (i = 0; i < n; i++)
+		p[i] /= sum;
 }
 
 int
@@ -298,28 +328,14 @@ lexical_distribution(const char *state_text, json_object *question,
     double *p, size_t n)
 {
 	struct wordset	 ws;
-	json_object	*c = NULL;
-	enum qtype	 t;
-	double		 sum = 0;
-	size_t		 i;
-	int		 rc = 0;
+	int		 rc;
 
 	if (n == 0)
 		return 0;
-	for (i = 0; i < n; i++)
-		p[i] = 1;
-	t = question_type(question);
-	if (t != Q__MAX && n == question_arity(question)) {
-		json_object_object_get_ex(question, "criteria", &c);
-		if ((rc = wordset_build(&ws, state_text != NULL ? state_text :
-		    "")) == 0)
-			scorers[t].score(&ws, c, question, p, n);
-		free(ws.slots);
-	}
-	for (i = 0; i < n; i++)
-		sum += p[i];
-	for (i = 0; i < n; i++)
-		p[i] /= sum;
+	/* Out of memory, ws is empty: a uniform p. */
+	rc = wordset_build(&ws, state_text != NULL ? state_text : "");
+	distribution(&ws, question, p, n);
+	free(ws.slots);
 	return rc;
 }
 
@@ -355,15 +371,15 @@ text_words(json_object *o)
 	}
 }
 
-void
-lexical_usage(const char *state_text, json_object *questions,
-    long *input_tokens, long *output_tokens)
+/* lexical_usage() of a state of state_words words. */
+static void
+usage(long state_words, json_object *questions, long *input_tokens,
+    long *output_tokens)
 {
 	json_object	*c, *instr;
-	long		 in;
+	long		 in = state_words;
 	size_t		 i;
 
-	in = lexical_count_words(state_text);
 	*output_tokens = 0;
 	if (json_object_is_type(questions, json_type_object)) {
 		*output_tokens = json_object_object_length(questions);
@@ -390,6 +406,14 @@ lexical_usage(const char *state_text, json_object *questions,
 	*input_tokens = in;
 }
 
+void
+lexical_usage(const char *state_text, json_object *questions,
+    long *input_tokens, long *output_tokens)
+{
+	usage(lexical_count_words(state_text), questions, input_tokens,
+	    output_tokens);
+}
+
 /* ---------------------------------------------------------------- kind */
 
 /* The state as the kind reads it: a string as is, an object or an array
@@ -405,32 +429,31 @@ state_text(json_object *state)
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
+/* The state's words go into one word set for all the questions. */
 static int
 lexical_answer(const struct backend *b, json_object *state,
     json_object *questions, struct backend_answer *out, struct error *e)
 {
 	const char	*text = state_text(state);
+	struct wordset	 ws;
 	long		 in = 0, outn = 0;
 	size_t		 i = 0;
 
 	(void)b;
-	if (backend_answer_alloc(out, questions) == -1) {
+	if (wordset_build(&ws, text != NULL ? text : "") == -1 ||
+	    backend_answer_alloc(out, questions) == -1) {
+		free(ws.slots);
 		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 		e->retry_after_ms = 1000;
 		return -1;
 	}
 	json_object_object_foreach(questions, name, q) {
 		(void)name;
-		if (lexical_distribution(text, q, out->dist[i],
-		    question_arity(q)) == -1) {
-			backend_answer_free(out);
-			error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
-			e->retry_after_ms = 1000;
-			return -1;
-		}
+		distribution(&ws, q, out->dist[i], question_arity(q));
 		i++;
 	}
-	lexical_usage(text, questions, &in, &outn);
+	usage(ws.words, questions, &in, &outn);
+	free(ws.slots);
 	out->has_usage = 1;
 	out->input_tokens = in;
 	out->output_tokens = outn;

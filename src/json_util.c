@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -515,21 +516,212 @@ ju_push(json_object *arr, json_object *v)
 		xoom("json-c element");
 }
 
+/*
+ * Numbers.  ju_num() writes the first of "%.15g", "%.16g" and "%.17g"
+ * that reads back as d.  A printf of a double costs thousands of
+ * instructions and strtod() hundreds, so the text is built from d's
+ * significant digits where they are known without printf, to the byte
+ * what printf writes (json_util_test compares the two):
+ *  - a decimal of at most 15 digits (0.25, 1.5, 3: a multiple of a small
+ *    power of 2) is its own %.15g text, exactly d;
+ *  - otherwise, if %.15g reads back as d, d's 15 digits come from one
+ *    multiplication by a power of 10 (num_short());
+ *  - otherwise the 17 digits of one "%.16e", rounded to 16 digits, then
+ *    taken as they are.
+ */
+
+#define NUM_MAX		40	/* bytes of a number's text */
+
+/* Writes at o what "%.{p}g" writes for the number of sign neg whose p
+ * significant digits are r (rounded) and whose exponent is x (as "%e"
+ * writes it); returns the end. */
+static char *
+num_format(char *o, int neg, const char *r, int x, int p)
+{
+	int	 i, last;
+
+	for (last = p - 1; last > 0 && r[last] == '0'; last--)
+		;
+	if (neg)
+		*o++ = '-';
+	if (x < -4 || x >= p) {		/* d.ddde+XX */
+		*o++ = r[0];
+		if (last > 0) {
+			*o++ = '.';
+			memcpy(o, r + 1, (size_t)last);
+			o += last;
+		}
+		*o++ = 'e';
+		*o++ = x < 0 ? '-' : '+';
+		x = abs(x);
+		if (x >= 100)
+			*o++ = (char)('0' + x / 100);
+		*o++ = (char)('0' + x / 10 % 10);
+		*o++ = (char)('0' + x % 10);
+	} else if (x >= 0) {		/* ddd.ddd */
+		memcpy(o, r, (size_t)x + 1);
+		o += x + 1;
+		if (last > x) {
+			*o++ = '.';
+			memcpy(o, r + x + 1, (size_t)(last - x));
+			o += last - x;
+		}
+	} else {			/* 0.000ddd */
+		*o++ = '0';
+		*o++ = '.';
+		for (i = x + 1; i < 0; i++)
+			*o++ = '0';
+		memcpy(o, r, (size_t)last + 1);
+		o += last + 1;
+	}
+	*o = '\0';
+	return o;
+}
+
+/* The 15 digits of n (< 10^15) into r, with leading zeros; the number of
+ * n's own digits. */
+static int
+num_digits15(uint64_t n, char r[15])
+{
+	int	 i, nd = 0;
+
+	for (i = 14; i >= 0; i--, n /= 10) {
+		r[i] = (char)('0' + n % 10);
+		if (n > 0)
+			nd = 15 - i;
+	}
+	return nd;
+}
+
+/* d as a decimal of at most 15 digits, if it is one: then that is its
+ * %.15g text, and it reads back as d.  1 if written to buf, else 0. */
+static int
+num_exact(double d, char *buf)
+{
+	uint64_t	 m, n;
+	char		 r[15], s[15];
+	int		 e, j = 0, i, nd;
+
+	if (fabs(d) >= 1e15)
+		return 0;
+	/* |d| = m * 2^e, m odd. */
+	m = (uint64_t)ldexp(frexp(fabs(d), &e), 53);
+	e -= 53;
+	for (; (m & 0xff) == 0; e += 8)
+		m >>= 8;
+	for (; (m & 1) == 0; e++)
+		m >>= 1;
+	/* |d| = n / 10^j with n = m * 5^j for e = -j < 0. */
+	if (e >= 0)
+		n = m << e;		/* below 1e15 */
+	else {
+		j = -e;
+		for (n = m, i = 0; i < j; i++) {
+			if (n > 999999999999999ULL / 5)
+				return 0;	/* more than 15 digits */
+			n *= 5;
+		}
+	}
+	/* n's digits first, then zeros. */
+	for (nd = 0; n > 0; n /= 10)
+		s[nd++] = (char)('0' + n % 10);		/* backwards */
+	for (i = 0; i < nd; i++)
+		r[i] = s[nd - 1 - i];
+	memset(r + nd, '0', (size_t)(15 - nd));
+	num_format(buf, d < 0, r, nd - 1 - j, 15);
+	return 1;
+}
+
+/* d's %.15g text, if it reads back as d and 1e-8 <= |d| < 1e15: then it
+ * is the decimal of 15 digits nearest d, and the nearest integer to |d|
+ * times 10^(14 - x) is it, since that product is off by less than 0.07
+ * and d by less than 0.12 at that scale.  1 if written to buf, else 0
+ * (and %.15g does not read back as d). */
+static int
+num_short(double d, char *buf)
+{
+	static const double p10[] = {
+		1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+		1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20,
+		1e21, 1e22,
+	};
+	double		 a = fabs(d);
+	uint64_t	 n;
+	char		 r[15];
+	int		 x;
+
+	if (a < 1e-8 || a >= 1e15)
+		return 0;
+	x = (int)floor(log10(a));
+	x = x < -8 ? -8 : x > 14 ? 14 : x;
+	n = (uint64_t)llround(a * p10[14 - x]);
+	if (n >= 1000000000000000ULL && x < 14)
+		n = (uint64_t)llround(a * p10[14 - ++x]);
+	else if (n < 100000000000000ULL && x > -8)
+		n = (uint64_t)llround(a * p10[14 - --x]);
+	if (n < 100000000000000ULL || n >= 1000000000000000ULL)
+		return 0;
+	num_digits15(n, r);
+	num_format(buf, d < 0, r, x, 15);
+	return strtod(buf, NULL) == d;
+}
+
+/* The first of "%.{from}g" .. "%.17g" that reads back as d (finite, not
+ * 0) into buf: the 17 digits of one "%.16e", rounded to 16 and 15 of
+ * them.  Rounding them is rounding d unless they end exactly half way
+ * ("5" after the last digit kept, then zeros): d may be on either side
+ * of that, and printf rounds d itself. */
+static void
+num_printf(double d, char *buf, int from)
+{
+	char	 e[NUM_MAX], dig[17], r[17];
+	int	 p, x, xp, i;
+	const char *s = e + (d < 0);
+
+	/* [-]d.dddddddddddddddde[+-]xx */
+	snprintf(e, sizeof(e), "%.16e", d);
+	dig[0] = s[0];
+	memcpy(dig + 1, s + 2, 16);
+	x = atoi(s + 19);
+	for (p = from; p <= 16; p++) {
+		memcpy(r, dig, (size_t)p);
+		xp = x;
+		for (i = p + 1; i < 17 && dig[i] == '0'; i++)
+			;
+		if (dig[p] == '5' && i == 17)
+			snprintf(buf, NUM_MAX, "%.*g", p, d);	/* a tie */
+		else {
+			if (dig[p] >= '5') {
+				for (i = p - 1; i >= 0 && r[i] == '9'; i--)
+					r[i] = '0';
+				if (i >= 0)
+					r[i]++;
+				else {
+					r[0] = '1';	/* 9.99 to 10.0 */
+					xp++;
+				}
+			}
+			num_format(buf, d < 0, r, xp, p);
+		}
+		if (strtod(buf, NULL) == d)
+			return;
+	}
+	num_format(buf, d < 0, dig, x, 17);
+}
+
 json_object *
 ju_num(double d)
 {
-	char	 buf[40];
-	int	 prec;
+	char	 buf[NUM_MAX];
 
 	if (!isfinite(d))
 		d = 0;
-	if (d == 0)
+	if (d == 0) {
 		d = 0;		/* no "-0.0" */
-	for (prec = 15; prec <= 17; prec++) {
-		snprintf(buf, sizeof(buf), "%.*g", prec, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
+		strcpy(buf, "0");
+	} else if (!num_exact(d, buf) && !num_short(d, buf))
+		num_printf(d, buf, fabs(d) >= 1e-8 && fabs(d) < 1e15 ? 16 :
+		    15);
 	if (strspn(buf, "-0123456789") == strlen(buf))
 		strncat(buf, ".0", sizeof(buf) - strlen(buf) - 1);
 	return ju_must(json_object_new_double_s(d, buf));

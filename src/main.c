@@ -84,9 +84,13 @@ main(void)
 #endif
 	/* A request allocates and frees a few hundred KiB; without this
 	 * glibc hands the heap top back after each one and faults it in
-	 * again on the next (bench/RESULTS.md). */
+	 * again on the next (bench/RESULTS.md).  Without fast bins, the
+	 * small blocks a request frees beyond the thread cache merge as
+	 * they are freed, rather than all at once in malloc_consolidate()
+	 * at libfcgi's 8 KiB buffers of the next request. */
 	mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
 	mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024);
+	mallopt(M_MXFAST, 0);
 	if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
 		log_warn("cannot initialise libsodium or libcurl");
 		return 1;

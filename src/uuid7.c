@@ -14,7 +14,6 @@
 
 #include <ctype.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <sodium.h>
@@ -60,8 +59,10 @@ pool_take(void *out, size_t n)
 void
 uuid7_new(int64_t now_ms, char out[UUID7_LEN + 1])
 {
+	static const char hex[] = "0123456789abcdef";
 	uint8_t		b[16];
 	uint16_t	seed;
+	size_t		i;
 
 	if (now_ms > last_ms) {
 		last_ms = now_ms;
@@ -81,11 +82,13 @@ uuid7_new(int64_t now_ms, char out[UUID7_LEN + 1])
 	b[6] = (uint8_t)(0x70 | (counter >> 8));
 	b[7] = (uint8_t)counter;
 	b[8] = (uint8_t)(0x80 | (b[8] & 0x3f));
-	snprintf(out, UUID7_LEN + 1,
-	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-	    "%02x%02x%02x%02x%02x%02x",
-	    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
-	    b[10], b[11], b[12], b[13], b[14], b[15]);
+	for (i = 0; i < sizeof(b); i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			*out++ = '-';
+		*out++ = hex[b[i] >> 4];
+		*out++ = hex[b[i] & 0xf];
+	}
+	*out = '\0';
 }
 
 int

@@ -50,6 +50,10 @@ if [ "$mode" = "--test" ] || [ "$mode" = "--bench" ]; then
 	# count the workers' round trips to it with strace.
 	pkgs="$pkgs postgresql-15 strace"
 fi
+if [ "$mode" = "--bench" ]; then
+	# bench/instructions.py counts a worker's instructions (callgrind).
+	pkgs="$pkgs valgrind"
+fi
 
 missing=
 for p in $pkgs; do

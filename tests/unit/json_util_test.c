@@ -1,10 +1,13 @@
 /* json_util_test: ju_lossy(), what json-c accepts but would not keep as
  * sent, and the place it names; ju_parse_body() refusing it; and the
  * getters reading members by path ("x_schema.id"), refusals naming the
- * whole path as the field; ju_freeze(). */
+ * whole path as the field; ju_freeze(); ju_num()'s text against
+ * printf's. */
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +172,103 @@ test_freeze(void)
 	json_object_put(parent);
 }
 
+/* What ju_num() writes, by printf and strtod alone: the first of %.15g,
+ * %.16g and %.17g that reads back as d, with ".0" after an integer. */
+static void
+num_printf(double d, char *buf, size_t size)
+{
+	int	 prec;
+
+	for (prec = 15; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	if (strspn(buf, "-0123456789") == strlen(buf))
+		strncat(buf, ".0", size - strlen(buf) - 1);
+}
+
+/* 1 if ju_num(d) writes what printf would; says the first that does
+ * not. */
+static int
+num_same(double d, size_t *bad)
+{
+	json_object	*o = ju_num(d);
+	char		 want[64];
+	int		 same;
+
+	num_printf(d == 0 ? 0 : d, want, sizeof(want));
+	same = strcmp(json_object_to_json_string_ext(o, JU_WIRE), want) == 0;
+	if (!same && (*bad)++ == 0)
+		printf("# %.17g: ju_num %s, printf %s\n", d,
+		    json_object_to_json_string_ext(o, JU_WIRE), want);
+	json_object_put(o);
+	return same;
+}
+
+/* ju_num(): multiples of powers of 2, short decimals, probabilities,
+ * ratios and any bits, at the edges of the range written without an
+ * exponent, of 15 digits and of each power of 10, each as printf writes
+ * it. */
+static void
+test_num(void)
+{
+	static const double edges[] = {
+		0, -0.0, 1, -1, 0.5, 0.25, 0.75, 1.5, 0.1, 0.2, 0.7,
+		1.0 / 3, 2.0 / 3, 1e-4, 0.0001220703125, 0.00006103515625,
+		9.99999999999999e14, 999999999999999, 1e15, 1e15 + 2,
+		562949953421311.5, 281474976710655.75, 123456789012345,
+		1234567890123456, 0.123456789012345, 0.1234567890123456,
+		3.0517578125e-05, 4503599627370495.5, 1e300, 1e-300, 5e-324,
+		0.000244140625, 0.0009765625, 1099511627776.0009765625,
+		9.9999999999999995e-5, 0.099999999999999992,
+		999999999999999.94, 9999999999999998, 1e16, 1e17, 1e21,
+		1e-5, 123456789012345680000.0, 0.30000000000000004,
+		1.7976931348623157e308, 2.2250738585072014e-308,
+		9.1071e-09, 9.999e-9, 1.0000001e-8, 9.87654321098765e14,
+		9.9e-9, 9.99999e-9, 0.000099, 0.0099999,
+	};
+	size_t	 i, j, bad = 0, n = 0;
+	uint64_t x = 88172645463325252ULL;	/* xorshift64 */
+	double	 d, lo, hi;
+
+	for (i = 0; i < sizeof(edges) / sizeof(edges[0]); i++, n++) {
+		num_same(edges[i], &bad);
+		num_same(-edges[i], &bad);
+	}
+	/* Near each power of 10, where rounding carries into a new
+	 * exponent and %g changes notation. */
+	for (i = 0; i < 80; i++) {
+		lo = hi = pow(10, (double)i - 40);
+		for (j = 0; j < 4; j++, n += 2) {
+			num_same(lo, &bad);
+			num_same(hi, &bad);
+			lo = nextafter(lo, 0);
+			hi = nextafter(hi, HUGE_VAL);
+		}
+	}
+	for (i = 0; i < 200000; i++, n++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = x % 5;
+		if (j == 4)		/* a short decimal: k / 10^s */
+			d = (double)(x >> 44) / pow(10, (double)(x >> 4 & 15));
+		else if (j == 0)	/* k / 2^s */
+			d = ldexp((double)(x >> 40), -(int)(x >> 8 & 63));
+		else if (j == 1)	/* a probability */
+			d = (double)(x >> 11) / 9007199254740992.0;
+		else if (j == 2)	/* k / n */
+			d = (double)(x >> 50) / (double)((x >> 20 & 1023) + 1);
+		else			/* any bits */
+			memcpy(&d, &x, sizeof(d));
+		if (isfinite(d))
+			num_same(x & 1 ? -d : d, &bad);
+	}
+	ok(bad == 0, "ju_num writes what printf writes (%zu of %zu not)",
+	    bad, n);
+}
+
 int
 main(void)
 {
@@ -204,5 +304,6 @@ main(void)
 	    "only len bytes are read");
 	test_paths();
 	test_freeze();
+	test_num();
 	return tap_done();
 }

@@ -1,6 +1,7 @@
 /* lexical_test.c: TAP tests of backend_lexical.c — determinism, the option
  * whose words the state repeats wins, distributions sum to 1 with every
- * value > 0, word rules, usage counts, and cost on a large input. */
+ * value > 0, word rules, each stop word, the kind's answer to several
+ * questions, usage counts, and cost on a large input. */
 #include "config.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "backend_lexical.h"
+#include "error.h"
 #include "question.h"
 #include "tap.h"
 
@@ -144,6 +146,90 @@ test_noul(void)
 	json_object_put(q);
 }
 
+/* Each stop word, in either case, is ignored; a word that only starts
+ * or ends like one is not. */
+static void
+test_stopwords(void)
+{
+	static const char *const stop[] = {
+		"a", "an", "and", "are", "as", "at", "be", "by", "for",
+		"from", "has", "have", "in", "is", "it", "its", "of", "on",
+		"or", "that", "the", "this", "to", "was", "were", "will",
+		"with",
+	};
+	json_object	*q;
+	char		 text[64];
+	double		 p[2];
+	size_t		 i, n = sizeof(stop) / sizeof(stop[0]), bad = 0;
+
+	for (i = 0; i < n; i++) {
+		snprintf(text, sizeof(text), "{\"type\":\"noul\",\"criteria\""
+		    ":{\"true\":\"%s\",\"false\":\"other\"}}", stop[i]);
+		q = parse(text);
+		lexical_distribution(stop[i], q, p, 2);
+		bad += p[0] != 0.5;
+		text[0] = (char)(stop[i][0] - 'a' + 'A');
+		snprintf(text + 1, sizeof(text) - 1, "%s", stop[i] + 1);
+		lexical_distribution(text, q, p, 2);
+		bad += p[0] != 0.5;
+		json_object_put(q);
+	}
+	ok(bad == 0, "each of the %zu stop words is ignored (%zu not)", n,
+	    bad);
+	q = parse("{\"type\":\"noul\",\"criteria\":{\"true\":\"then"
+	    " thee ore tot wit x\",\"false\":\"other\"}}");
+	lexical_distribution("then thee ore tot wit x", q, p, 2);
+	is_num(p[0], 7.0 / 8, EPS, "words near stop words count");
+	json_object_put(q);
+}
+
+/* The kind answers several questions from one reading of the state:
+ * each as lexical_distribution() answers it alone, a word of the state
+ * matched by one question still counting for the next. */
+static void
+test_kind(void)
+{
+	json_object		*qs, *state;
+	struct backend_answer	 out;
+	struct error		 e;
+	double			 p[4];
+	size_t			 i = 0, same = 0;
+	long			 in, outn;
+	const char		*text = "The refund is late, the customer is"
+	    " angry: refund now, angry angry";
+
+	memset(&out, 0, sizeof(out));
+	memset(&e, 0, sizeof(e));
+	qs = parse("{\"mood\":{\"type\":\"choice\",\"criteria\":{"
+	    "\"angry\":\"upset customer\",\"calm\":null}},\"refund\":{"
+	    "\"type\":\"noul\",\"criteria\":{\"true\":\"refund now\","
+	    "\"false\":\"angry\"}},\"lvl\":{\"type\":\"score\","
+	    "\"criteria\":[\"calm\",\"angry\",\"angry customer\","
+	    "\"late refund\"]},\"again\":{\"type\":\"choice\","
+	    "\"criteria\":{\"angry\":\"refund\",\"late\":null}}}");
+	state = json_object_new_string(text);
+	ok(backend_kind_lexical.answer(NULL, state, qs, &out, &e) == 0 &&
+	    out.nquestions == 4, "the kind answers 4 questions");
+	json_object_object_foreach(qs, name, q) {
+		(void)name;
+		lexical_distribution(text, q, p, question_arity(q));
+		same += memcmp(p, out.dist[i], question_arity(q) *
+		    sizeof(p[0])) == 0;
+		i++;
+	}
+	ok(same == 4, "  each as lexical_distribution() alone (%zu of 4)",
+	    same);
+	is_num(out.dist[3][0], 3.0 / 5, EPS, "  the last question matches"
+	    " words the first ones did");
+	lexical_usage(text, qs, &in, &outn);
+	ok(out.has_usage && out.input_tokens == in &&
+	    out.output_tokens == outn, "  usage as lexical_usage() counts it"
+	    " (%ld)", in);
+	backend_answer_free(&out);
+	json_object_put(state);
+	json_object_put(qs);
+}
+
 static void
 test_counts(void)
 {
@@ -214,6 +300,8 @@ main(void)
 	test_choice();
 	test_score();
 	test_noul();
+	test_stopwords();
+	test_kind();
 	test_counts();
 	test_cost();
 	return tap_done();

@@ -56,6 +56,12 @@ main(void)
 	ok(uuid7_valid(a), "well-formed: %s", a);
 	ok(strncmp(a, "018bcfe5-687b-7", 15) == 0,
 	    "timestamp 1700000000123 in the first 48 bits");
+	ok(strspn(a, "0123456789abcdef") == 8 && a[8] == '-' &&
+	    strspn(a + 9, "0123456789abcdef") == 4 && a[13] == '-' &&
+	    strspn(a + 14, "0123456789abcdef") == 4 && a[18] == '-' &&
+	    strspn(a + 19, "0123456789abcdef") == 4 && a[23] == '-' &&
+	    strspn(a + 24, "0123456789abcdef") == 12 && a[36] == '\0',
+	    "lowercase hex in groups of 8-4-4-4-12");
 	ok(a[14] == '7', "version 7");
 	ok(strchr("89ab", a[19]) != NULL, "variant 10");
 	memcpy(first, a, sizeof(a));
