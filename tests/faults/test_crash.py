@@ -226,7 +226,8 @@ def quota_used(g):
 
 def server_crash(g, key, ledger, stop, probes):
     """Kills PostgreSQL's postmaster once, a third into the run, probes
-    the gateway while it is down, and starts it again 2 s later.  probes
+    the gateway while it is down, and starts it again 2 s later (or once
+    every probe was answered, at most 20 s later).  probes
     gets, per kind of call, the first answer of ours (JSON) while it was
     down: (status, error code, Retry-After)."""
     if stop.wait(KILL_SECONDS / 3):
@@ -240,7 +241,10 @@ def server_crash(g, key, ledger, stop, probes):
               {"state": "broken", "x_schema": {"id": "demo"}}),
              ("decision", "GET", "/v1/decisions/" + known, None),
              ("ready", "GET", "/health/ready", None))
-    while time.time() < down + 2.0:
+    # Down 2 s, or longer until each kind of call got an answer of ours
+    # (a probe may meet a worker being killed, or wait behind one).
+    while time.time() < down + 2.0 or (len(probes) < len(calls) and
+                                        time.time() < down + 20.0):
         for what, method, path, body in calls:
             if what in probes:
                 continue
