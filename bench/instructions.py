@@ -53,16 +53,7 @@ def callgrind(worker, work, n):
     os.chmod(wrap, 0o755)
     g = gateway.Gateway(workers=1, worker=wrap, env={
         "SERVICE_DB_SYNC": os.environ.get("SYNC", "normal")})
-    g.admin("app", "create", "bench", "--rate-per-minute", "1000000000",
-            "--daily-quota", "1000000000000")
-    key = g.admin("key", "issue", "bench").stdout.strip()
-    g.admin("backend", "add", "lexical", "--kind", "lexical")
-    path = os.path.join(out, "questions.json")
-    with open(path, "w") as f:
-        json.dump(br.QUESTIONS, f)
-    g.admin("schema", "publish", "bench", "--questions", path,
-            "--backend", "lexical")
-    g.admin("grant", "bench", "bench")
+    key = br.bench_setup(g, out)
     body = json.dumps({"model": "jev-latest", "state": br.STATE,
                        "questions": br.QUESTIONS}).encode()
     g.start()

@@ -54,16 +54,7 @@ def pss_kib(pid):
 def one(worker, work, body, seconds):
     g = gateway.Gateway(workers=br.WORKERS, worker=worker, env={
         "SERVICE_DB_SYNC": os.environ.get("SYNC", "normal")})
-    g.admin("app", "create", "bench", "--rate-per-minute", "1000000000",
-            "--daily-quota", "1000000000000")
-    key = g.admin("key", "issue", "bench").stdout.strip()
-    g.admin("backend", "add", "lexical", "--kind", "lexical")
-    path = os.path.join(work, "questions.json")
-    with open(path, "w") as f:
-        json.dump(br.QUESTIONS, f)
-    g.admin("schema", "publish", "bench", "--questions", path,
-            "--backend", "lexical")
-    g.admin("grant", "bench", "bench")
+    key = br.bench_setup(g, work)
     g.start()
     try:
         url = "http://127.0.0.1:%d/v1/systemone" % g.port
