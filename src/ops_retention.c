@@ -84,12 +84,12 @@ int
 op_decisions_prune(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
 {
-	struct prune_range	 q = { 0 };
+	struct prune_range	 q;
 	struct prune_apps	 pa = { 0 };
 	struct app		 a = { 0 };
 	const char		*before, *name = NULL;
 	const int64_t		*id;
-	int64_t			 deleted = 0, outcome_before_ms;
+	int64_t			 before_ms, deleted = 0;
 	size_t			 i;
 	int			 keep = 0, rc;
 
@@ -97,7 +97,7 @@ op_decisions_prune(struct op_ctx *c, json_object *in, json_object **out,
 	    ju_opt_str(in, "application", NAME_MAX_LEN, &name, e) == -1 ||
 	    ju_opt_bool(in, "keep_with_outcomes", &keep, e) == -1)
 		return -1;
-	if (clock_parse_rfc3339(before, &q.before_ms) == -1)
+	if (clock_parse_rfc3339(before, &before_ms) == -1)
 		return error_set(e, ERR_VALIDATION, "before", "must be a date "
 		    "or an RFC 3339 time that exists, e.g. 2026-01-31 or "
 		    "2026-01-31T00:00:00Z");
@@ -118,12 +118,11 @@ op_decisions_prune(struct op_ctx *c, json_object *in, json_object **out,
 		rc = error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 		goto out;
 	}
-	outcome_before_ms = keep ? 0 : q.before_ms;
 	rc = 1;
 	id = (const int64_t *)pa.ids.p;
 	for (i = 0; i < pa.ids.len / sizeof(*id) && rc == 1; i++) {
-		q = (struct prune_range){ .before_ms = q.before_ms,
-		    .app_id = id[i], .outcome_before_ms = outcome_before_ms };
+		q = (struct prune_range){ .before_ms = before_ms,
+		    .app_id = id[i], .outcome_before_ms = keep ? 0 : before_ms };
 		rc = prune_app(c, &q, &deleted, e);
 	}
 	if (deleted > 0 || rc == 1)
