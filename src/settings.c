@@ -95,6 +95,10 @@ static const struct setting table[] = {
 	{ "SERVICE_TEST_QUEUE_HOLD_MS", K_LONG, "0", 0, 10000, { NULL },
 	  NUM(test_queue_hold_ms),
 	  "tests only: ms a writer sleeps once it holds a write-lock queue" },
+	{ "SERVICE_TEST_GROUP_HOLD_MS", K_LONG, "0", 0, 10000, { NULL },
+	  NUM(test_group_hold_ms),
+	  "tests only: ms a group commit's leader sleeps before its COMMIT, "
+	  "and after it, once it holds other workers' decisions" },
 #endif
 };
 

@@ -33,6 +33,7 @@ struct settings {
 #ifdef EVALGATE_TEST_HOOKS
 	char	test_clock_file[4096];	/* --enable-test-hooks only */
 	long	test_queue_hold_ms;	/* the same */
+	long	test_group_hold_ms;	/* the same */
 #endif
 };
 

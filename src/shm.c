@@ -16,82 +16,17 @@
 #include <unistd.h>
 
 #include "shm.h"
+#include "shm_file.h"
 #include "xalloc.h"
 
-#define SHM_MAGIC	0x65677368u	/* "egsh" */
 #define SHM_TRIES	8		/* files replaced under us in a row */
-
-/* The file's layout.  magic is written last when a file is set up, under
- * flock(), so a creator that died half way leaves magic 0: set up
- * again by the next. */
-struct shm_probe {
-	uint64_t	 key;		/* hash of the replica; 0 free */
-	int64_t	 	 at_ms;		/* the last probe let through */
-};
-
-struct shm_budget {
-	uint64_t	 key;		/* hash of the key prefix; 0 free */
-	int64_t		 since_ms;	/* the minute counted began */
-	int64_t		 runs;		/* in it */
-};
-
-/* A table of metric label names: entries below n are set and never
- * change; a new one is written, then n raised (release), under the
- * lock, so that readers without it see whole names. */
-struct shm_name_table {
-	uint32_t		 n;
-	char			 name[SHM_METRIC_NAMES][SHM_METRIC_NAME_SIZE];
-};
-
-struct shm_admit {
-	int64_t			 app_id;	/* 0 free; written last */
-	int64_t			 day;		/* of a.used */
-	struct shm_admission	 a;
-};
-
-struct shm_file {
-	uint32_t		 magic;
-	uint32_t		 version;	/* SHM_VERSION */
-	uint64_t		 nslots;
-	pthread_mutex_t		 lock;		/* robust, process-shared */
-	struct shm_probe	 probes[SHM_PROBES];
-	struct shm_budget	 budgets[SHM_BUDGETS];
-	int64_t			 marks[SHM_MARK__MAX];	/* epoch ms */
-	struct shm_name_table	 names[SHM_NAMES__MAX];
-	/* The write-lock queues: robust, process-shared. */
-	pthread_mutex_t		 queues[SHM_QUEUE__MAX];
-	struct shm_admit	 admits[SHM_ADMITS];
-	struct shm_worker	 slots[];	/* nslots of them */
-	/* then the metrics table: nslots + 1 struct shm_metrics, the
-	 * last the retired figures (see metrics_of()) */
-};
-
-/* Where the metrics table begins, and the bytes of a file of nslots. */
-#define METRICS_OFFSET(nslots)	((sizeof(struct shm_file) + \
-	(nslots) * sizeof(struct shm_worker) + 63) & ~(size_t)63)
-#define FILE_SIZE(nslots)	(METRICS_OFFSET(nslots) + \
-	((nslots) + 1) * sizeof(struct shm_metrics))
 
 static struct shm	*host;		/* the process's mapping, or NULL */
 
-struct shm {
-	char			 path[4096];
-	mode_t			 mode;
-	size_t			 want;		/* slots for a new file */
-	int			 join;		/* shm_join: never make one */
-	int			 fd;		/* owned */
-	dev_t			 dev;		/* of the file mapped */
-	ino_t			 ino;
-	struct shm_file		*f;		/* owned: the mapping */
-	size_t			 size;		/* bytes mapped */
-	struct shm_worker	*self;		/* in f; NULL: no slot */
-	uint64_t		 started;	/* this process's start time */
-};
-
 /* The start time of process pid (field 22 of /proc/PID/stat, in clock
  * ticks since boot), or 0 when it cannot be read. */
-static uint64_t
-started(pid_t pid)
+uint64_t
+shm_proc_started(pid_t pid)
 {
 	char			 path[64], buf[1024], *p;
 	unsigned long long	 t = 0;
@@ -124,7 +59,7 @@ shm_owner_alive(const struct shm_worker *w)
 	if (kill(w->pid, 0) == -1 && errno == ESRCH)
 		return 0;
 	/* A pid the kernel gave to another process since. */
-	return w->started == 0 || started(w->pid) == w->started;
+	return w->started == 0 || shm_proc_started(w->pid) == w->started;
 }
 
 /* Sets up the file's header and mutexes, magic last.  The queues check
@@ -318,7 +253,7 @@ attach(const char *path, int workers, mode_t mode, int join,
 	m->join = join;
 	m->want = SHM_SLOTS(workers > 0 ? workers : 1);
 	m->fd = -1;
-	m->started = started(getpid());
+	m->started = shm_proc_started(getpid());
 	if (map_file(m, e) == -1) {
 		free(m);
 		return NULL;

@@ -120,7 +120,7 @@ pragmas(sqlite3 *db, struct error *e)
 
 	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
 	/* synchronous=NORMAL whatever SERVICE_DB_SYNC says: with full,
-	 * store_commit() syncs after COMMIT (see sync_committed).
+	 * store_commit() syncs after COMMIT (see store_sync).
 	 * journal_size_limit: a WAL that grew while a long reader held an
 	 * old snapshot is cut back once a checkpoint has emptied it.  No
 	 * mmap_size: the pages an evaluation rereads after the other
@@ -534,6 +534,7 @@ store_new(const struct settings *s)
 	st->settings = s;
 	st->sync_full = s->db_sync == DB_SYNC_FULL;
 	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
+	buf_init(&st->rec, STORE_RECORD_MAX);
 	return st;
 }
 
@@ -626,6 +627,7 @@ sq_close(struct store *st)
 	if (st == NULL)
 		return;
 	disconnect(st);
+	buf_free(&st->rec);
 	free(st);
 }
 
@@ -899,8 +901,8 @@ sq_begin_counters(struct store *st, struct error *e)
  * WAL frames are written in order, a checkpoint syncs the WAL before it
  * copies from it, and the caller answers only after this returns: what
  * is acknowledged survives power loss, as with FULL. */
-static int
-sync_committed(struct store *st, struct error *e)
+int
+store_sync(struct store *st, struct error *e)
 {
 	sqlite3_file *f = NULL;
 
@@ -922,10 +924,9 @@ sync_committed(struct store *st, struct error *e)
 }
 
 int
-sq_commit(struct store *st, struct error *e)
+store_commit_unsynced(struct store *st, int *sync, struct error *e)
 {
-	int durable = st->in_tx == TX_DATABASE && st->sync_full;
-
+	*sync = st->in_tx == TX_DATABASE && st->sync_full;
 	if (run(st, STMT_COMMIT, e, "commit") == -1) {
 		store_rollback(st);
 		return -1;
@@ -933,7 +934,17 @@ sq_commit(struct store *st, struct error *e)
 	/* The next in line writes while this one syncs. */
 	store_queue_leave(st, st->in_tx);
 	st->in_tx = TX_NONE;
-	return durable ? sync_committed(st, e) : 0;
+	return 0;
+}
+
+int
+sq_commit(struct store *st, struct error *e)
+{
+	int sync;
+
+	if (store_commit_unsynced(st, &sync, e) == -1)
+		return -1;
+	return sync ? store_sync(st, e) : 0;
 }
 
 void

@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 
+#include "buf.h"
 #include "kept.h"
 #include "store_engine.h"
 
@@ -37,6 +38,7 @@ extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 					 * STMT_VACUUM_STEP says */
 #define STORE_RETAIN_REQUESTS 64	/* a worker's retention step is due */
 #define STORE_RETAIN_MS	2000		/* after so many requests or ms */
+#define STORE_RECORD_MAX (64 << 20)	/* a decision as a record, at most */
 #define STORE_RETAIN_WAIT_MS 50		/* it waits for a lock, then gives up */
 
 
@@ -107,6 +109,7 @@ enum stmt {
 	 * (store_calibration.c). */
 	STMT_DECISION_INSERT,
 	STMT_ANSWER_INSERT,
+	STMT_DECISION_EXISTS,
 	STMT_DECISION_GET,
 	STMT_ANSWERS_GET,
 	STMT_OUTCOMES_GET,
@@ -177,6 +180,8 @@ struct store {
 		int	 next;		/* WAL frames at which one is due */
 		int	 seen;		/* WAL frames at the last commit */
 	} ckpt[2];
+	struct buf	 rec;		/* the decision being written, as a
+					 * record (store_sqlite_decision.c) */
 	struct store_retain retain;	/* store_sqlite_retention.c: every
 					 * STORE_RETAIN_REQUESTS requests or
 					 * STORE_RETAIN_MS */
@@ -191,6 +196,12 @@ struct store {
  * do for a transaction. */
 int		 store_queue_enter(struct store *st, int file, struct error *e);
 void		 store_queue_leave(struct store *st, int file);
+/* store_commit() in two: COMMIT, which gives the queue back, then with
+ * SERVICE_DB_SYNC=full (*sync set) store_sync(), which makes it durable
+ * before the caller answers.  Each 0, or -1 with e set (rolled back). */
+int		 store_commit_unsynced(struct store *st, int *sync,
+		    struct error *e);
+int		 store_sync(struct store *st, struct error *e);
 
 /* Statement id, prepared on first use and kept until the connection
  * closes; reset and unbound on return.  NULL with e set on failure. */

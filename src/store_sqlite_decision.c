@@ -1,11 +1,16 @@
-/* store_decision.c: decisions, their answers and outcomes. */
+/* store_sqlite_decision.c: decisions, their answers and outcomes; a
+ * decision written in a group commit (shm.h) by whichever worker leads. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json_util.h"
+#include "log.h"
+#include "settings.h"
+#include "shm.h"
 #include "store_sqlite.h"
 #include "xalloc.h"
 
@@ -16,59 +21,295 @@ compact(json_object *o)
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
-static int
-insert_decision(struct store *st, const struct decision *d, struct error *e)
+/* A decision as a record: flat bytes that whichever worker of the host
+ * leads a group commit can write (shm.h).  The fixed part, then
+ * nanswers struct rec_answer, then the text they point into, each text
+ * an offset from the record's start and a length (REC_NULL: NULL).
+ * SHM_VERSION changes with it. */
+#define REC_NULL	UINT32_MAX
+
+struct rec_text {
+	uint32_t	 off;
+	uint32_t	 len;
+};
+
+struct rec_answer {
+	struct rec_text	 name, type, distribution, answer;
+	double		 label_mass;
+	int32_t		 has_mass;
+};
+
+struct rec {
+	char		 id[UUID7_LEN + 1];
+	char		 quota_day[16];		/* "YYYY-MM-DD" */
+	int32_t		 has_usage;
+	uint32_t	 nanswers;
+	int64_t		 app_id, created_at_ms, schema_id, schema_version;
+	int64_t		 template_id, template_version;
+	int64_t		 input_tokens, output_tokens;
+	int64_t		 latency_gateway_ms, latency_backend_ms;
+	int64_t		 quota_units;
+	struct rec_text	 model, backend, state;
+};
+
+/* Appends s (NULL: none) to the record's text; *bad set when it does not
+ * fit. */
+static struct rec_text
+text(struct buf *b, const char *s, int *bad)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_DECISION_INSERT, e);
+	struct rec_text	t = { (uint32_t)b->len, REC_NULL };
+	size_t		n;
+
+	if (s == NULL)
+		return t;
+	if ((n = strlen(s)) >= REC_NULL || buf_add(b, s, n) != BUF_OK)
+		*bad = 1;
+	else
+		t.len = (uint32_t)n;
+	return t;
+}
+
+/* The decision and its answers into b: 0, or -1 when it does not fit
+ * (STORE_RECORD_MAX) or memory ran out. */
+static int
+encode(struct buf *b, const struct decision *d, json_object *questions,
+    json_object *answers, json_object *dists)
+{
+	size_t			 n = (size_t)json_object_object_length(questions);
+	struct rec		 r;
+	struct rec_answer	 a;
+	json_object		*type;
+	uint32_t		 i = 0;
+	int			 bad = 0;
+
+	buf_reset(b);
+	if (buf_extend(b, sizeof(r) + n * sizeof(a), NULL) == NULL)
+		return -1;
+	memset(&r, 0, sizeof(r));
+	memcpy(r.id, d->id, sizeof(r.id));
+	snprintf(r.quota_day, sizeof(r.quota_day), "%s",
+	    d->quota_day != NULL ? d->quota_day : "");
+	r.has_usage = d->has_usage;
+	r.app_id = d->app_id;
+	r.created_at_ms = d->created_at_ms;
+	r.schema_id = d->schema_id;
+	r.schema_version = d->schema_version;
+	r.template_id = d->template_id;
+	r.template_version = d->template_version;
+	r.input_tokens = d->input_tokens;
+	r.output_tokens = d->output_tokens;
+	r.latency_gateway_ms = d->latency_gateway_ms;
+	r.latency_backend_ms = d->latency_backend_ms;
+	r.quota_units = d->quota_units;
+	r.model = text(b, d->model, &bad);
+	r.backend = text(b, d->backend, &bad);
+	r.state = text(b, d->state, &bad);
+	json_object_object_foreach(questions, name, q) {
+		memset(&a, 0, sizeof(a));
+		json_object_object_get_ex(q, "type", &type);
+		a.name = text(b, name, &bad);
+		a.type = text(b, json_object_get_string(type), &bad);
+		a.distribution = text(b,
+		    compact(json_object_object_get(dists, name)), &bad);
+		a.answer = text(b,
+		    compact(json_object_object_get(answers, name)), &bad);
+		if ((a.has_mass = d->label_mass != NULL))
+			a.label_mass = d->label_mass[i];
+		memcpy(b->p + sizeof(r) + i++ * sizeof(a), &a, sizeof(a));
+	}
+	r.nanswers = i;
+	memcpy(b->p, &r, sizeof(r));
+	return bad ? -1 : 0;
+}
+
+/* Binds text t of record p (len bytes): 0, or -1 when it lies outside. */
+static int
+bind_text(sqlite3_stmt *stmt, int i, const char *p, size_t len,
+    struct rec_text t)
+{
+	if (t.len == REC_NULL)
+		return sqlite3_bind_null(stmt, i) == SQLITE_OK ? 0 : -1;
+	if (t.off > len || t.len > len - t.off)
+		return -1;
+	sqlite3_bind_text(stmt, i, p + t.off, (int)t.len, SQLITE_STATIC);
+	return 0;
+}
+
+/* Whether decision id is in the database: 1, 0, or -1 with e set. */
+static int
+decision_exists(struct store *st, const char *id, struct error *e)
+{
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_DECISION_EXISTS, e);
+	int		 rc;
 
 	if (stmt == NULL)
 		return -1;
-	sqlite3_bind_text(stmt, 1, d->id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 2, d->app_id);
-	sqlite3_bind_int64(stmt, 3, d->created_at_ms);
-	store_bind_text(stmt, 4, d->model);
-	store_bind_text(stmt, 5, d->backend);
-	sqlite3_bind_int64(stmt, 6, d->schema_id);
-	sqlite3_bind_int64(stmt, 7, d->schema_version);
-	store_bind_optional(stmt, 8, d->template_id);
-	store_bind_optional(stmt, 9, d->template_version);
-	store_bind_text(stmt, 10, d->state);
-	if (d->has_usage) {
-		sqlite3_bind_int64(stmt, 11, d->input_tokens);
-		sqlite3_bind_int64(stmt, 12, d->output_tokens);
-	}
-	sqlite3_bind_int64(stmt, 13, d->latency_gateway_ms);
-	sqlite3_bind_int64(stmt, 14, d->latency_backend_ms);
-	return store_exec_stmt(st, stmt, e, "insert decision");
+	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	sqlite3_reset(stmt);
+	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		return rc == SQLITE_ROW;
+	return store_fail(st, e, "decision");
 }
 
 static int
-insert_answers(struct store *st, const struct decision *d,
-    json_object *questions, json_object *answers, json_object *dists,
+damaged(struct error *e)
+{
+	return error_set(e, ERR_INTERNAL, NULL, "a decision to be written "
+	    "was damaged in shared memory");
+}
+
+static int
+insert_answer(struct store *st, const struct rec *r, uint32_t pos,
+    const char *p, size_t len, struct error *e)
+{
+	struct rec_answer	 a;
+	sqlite3_stmt		*stmt;
+
+	memcpy(&a, p + sizeof(*r) + pos * sizeof(a), sizeof(a));
+	if ((stmt = store_stmt(st, STMT_ANSWER_INSERT, e)) == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, r->id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(stmt, 3, (int)pos);
+	if (a.has_mass)
+		sqlite3_bind_double(stmt, 7, a.label_mass);
+	if (bind_text(stmt, 2, p, len, a.name) == -1 ||
+	    bind_text(stmt, 4, p, len, a.type) == -1 ||
+	    bind_text(stmt, 5, p, len, a.distribution) == -1 ||
+	    bind_text(stmt, 6, p, len, a.answer) == -1)
+		return damaged(e);
+	return store_exec_stmt(st, stmt, e, "insert answer");
+}
+
+/* Writes record p (len bytes) in the open transaction: the decision, its
+ * answers and its charge to the day's units: 0.  With written, a leader
+ * that died may have committed it: then nothing is written, 1.  -1 with
+ * e set. */
+static int
+write_record(struct store *st, const void *data, size_t len, int written,
     struct error *e)
 {
+	const char	*p = data;
+	struct rec	 r;
 	sqlite3_stmt	*stmt;
-	json_object	*type;
-	int		 pos = 0;
+	uint32_t	 i;
+	int		 rc;
 
-	json_object_object_foreach(questions, name, q) {
-		if ((stmt = store_stmt(st, STMT_ANSWER_INSERT, e)) == NULL)
+	if (len < sizeof(r))
+		return damaged(e);
+	memcpy(&r, p, sizeof(r));
+	if (r.nanswers > (len - sizeof(r)) / sizeof(struct rec_answer) ||
+	    r.id[UUID7_LEN] != '\0' ||
+	    r.quota_day[sizeof(r.quota_day) - 1] != '\0')
+		return damaged(e);
+	if (written && (rc = decision_exists(st, r.id, e)) != 0)
+		return rc;
+	if ((stmt = store_stmt(st, STMT_DECISION_INSERT, e)) == NULL)
+		return -1;
+	sqlite3_bind_text(stmt, 1, r.id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, r.app_id);
+	sqlite3_bind_int64(stmt, 3, r.created_at_ms);
+	sqlite3_bind_int64(stmt, 6, r.schema_id);
+	sqlite3_bind_int64(stmt, 7, r.schema_version);
+	store_bind_optional(stmt, 8, r.template_id);
+	store_bind_optional(stmt, 9, r.template_version);
+	if (r.has_usage) {
+		sqlite3_bind_int64(stmt, 11, r.input_tokens);
+		sqlite3_bind_int64(stmt, 12, r.output_tokens);
+	}
+	sqlite3_bind_int64(stmt, 13, r.latency_gateway_ms);
+	sqlite3_bind_int64(stmt, 14, r.latency_backend_ms);
+	if (bind_text(stmt, 4, p, len, r.model) == -1 ||
+	    bind_text(stmt, 5, p, len, r.backend) == -1 ||
+	    bind_text(stmt, 10, p, len, r.state) == -1)
+		return damaged(e);
+	if (store_exec_stmt(st, stmt, e, "insert decision") == -1)
+		return -1;
+	for (i = 0; i < r.nanswers; i++)
+		if (insert_answer(st, &r, i, p, len, e) == -1)
 			return -1;
-		json_object_object_get_ex(q, "type", &type);
-		sqlite3_bind_text(stmt, 1, d->id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(stmt, 2, name, -1, SQLITE_STATIC);
-		if (d->label_mass != NULL)
-			sqlite3_bind_double(stmt, 7, d->label_mass[pos]);
-		sqlite3_bind_int(stmt, 3, pos++);
-		store_bind_text(stmt, 4, json_object_get_string(type));
-		store_bind_text(stmt, 5,
-		    compact(json_object_object_get(dists, name)));
-		store_bind_text(stmt, 6,
-		    compact(json_object_object_get(answers, name)));
-		if (store_exec_stmt(st, stmt, e, "insert answer") == -1)
-			return -1;
+	return store_quota_add(st, r.app_id, r.quota_day, r.quota_units, e);
+}
+
+/* Our record in a transaction of its own. */
+static int
+write_alone(struct store *st, int written, struct error *e)
+{
+	if (store_begin(st, e) == -1)
+		return -1;
+	if (write_record(st, st->rec.p, st->rec.len, written, e) < 0 ||
+	    store_commit(st, e) == -1) {
+		store_rollback(st);
+		return -1;
 	}
 	return 0;
+}
+
+#ifdef EVALGATE_TEST_HOOKS
+/* Tests kill a leader that holds others' decisions, before its COMMIT
+ * and after it. */
+static void
+hold(struct store *st, const char *what, int n)
+{
+	if (n > 0 && st->settings->test_group_hold_ms > 0) {
+		log_info("test: %s %d decisions", what, n + 1);
+		usleep((useconds_t)st->settings->test_group_hold_ms * 1000);
+	}
+}
+#else
+#define hold(st, what, n)
+#endif
+
+/* Leads a group (shm.h): our record and those the other workers have
+ * waiting, in one transaction, taken until the COMMIT; each owner is
+ * told how it went once the commit is durable.  When one of theirs, or
+ * the commit, fails, all is rolled back and each owner writes its own
+ * alone, to meet its own error.  Records a leader that died had taken
+ * are looked for first, and said in the log. */
+static int
+lead(struct store *st, struct shm *m, int written, struct error *e)
+{
+	int		 taken[SHM_GROUP_MAX], n = 0, i, h, w, sync, rc;
+	int		 orphans = written, found;
+	const void	*data;
+	size_t		 len;
+	struct error	 fe = { 0 };
+
+	if (store_begin(st, e) == -1 || (found = write_record(st, st->rec.p,
+	    st->rec.len, written, e)) < 0) {
+		store_rollback(st);
+		shm_group_leave(m);
+		return -1;
+	}
+	while (n < SHM_GROUP_MAX &&
+	    (h = shm_group_take(m, &data, &len, &w)) >= 0) {
+		taken[n++] = h;
+		orphans += w;
+		if ((rc = write_record(st, data, len, w, &fe)) < 0)
+			break;
+		found += rc;
+	}
+	hold(st, "leading", n);
+	if (fe.code == ERR_NONE &&
+	    store_commit_unsynced(st, &sync, &fe) == 0) {
+		rc = sync ? store_sync(st, e) : 0;
+		hold(st, "committed", n);
+		shm_group_leave(m);
+		for (i = 0; i < n; i++)
+			shm_group_finish(m, taken[i], rc == 0 ?
+			    SHM_GROUP_DONE : SHM_GROUP_FAILED, e);
+		if (orphans > 0)
+			log_warn("database: took over %d decisions from a "
+			    "worker that died writing them; it had committed "
+			    "%d", orphans, found);
+		return rc;
+	}
+	error_clear(&fe);
+	store_rollback(st);
+	shm_group_leave(m);
+	for (i = 0; i < n; i++)
+		shm_group_finish(m, taken[i], SHM_GROUP_ALONE, NULL);
+	return write_alone(st, written, e);
 }
 
 int
@@ -76,16 +317,30 @@ sq_decision_insert(struct store *st, const struct decision *d,
     json_object *questions, json_object *answers, json_object *dists,
     struct error *e)
 {
-	if (store_begin(st, e) == -1)
+	struct shm	*m = shm_host();
+	void		*slot;
+	size_t		 size;
+	int		 written = 0;
+
+	if (encode(&st->rec, d, questions, answers, dists) == -1)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	/* No snapshot is held while waiting: a checkpoint waits for it. */
+	store_read_end(st);
+	if ((slot = shm_group_buffer(m, &size)) == NULL ||
+	    st->rec.len > size)
+		return write_alone(st, 0, e);
+	memcpy(slot, st->rec.p, st->rec.len);
+	switch (shm_group_submit(m, st->rec.len, STORE_QUEUE_WAIT_MS,
+	    &written, e)) {
+	case SHM_GROUP_DONE:
+		return 0;
+	case SHM_GROUP_FAILED:
 		return -1;
-	if (insert_decision(st, d, e) == -1 ||
-	    insert_answers(st, d, questions, answers, dists, e) == -1 ||
-	    store_quota_add(st, d->app_id, d->quota_day, d->quota_units,
-	    e) == -1 || store_commit(st, e) == -1) {
-		store_rollback(st);
-		return -1;
+	case SHM_GROUP_LEAD:
+		return lead(st, m, written, e);
+	default:
+		return write_alone(st, written, e);
 	}
-	return 0;
 }
 
 /* Reading a decision back. */

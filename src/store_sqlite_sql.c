@@ -195,6 +195,7 @@ const char *const store_sql[STMT__MAX] = {
 	    "INSERT INTO decision_answers (decision_id, question, position,"
 	    " type, distribution, answer, label_mass)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[STMT_DECISION_EXISTS] = "SELECT 1 FROM decisions WHERE id = ?1",
 	[STMT_DECISION_GET] =
 	    "SELECT d.id, d.app_id, d.created_at_ms, d.model, d.backend,"
 	    " s.slug, d.schema_version, v.questions, t.slug,"

@@ -8,7 +8,9 @@
  * figures, never counted twice); the write-lock queues (a holder killed
  * hands the queue on, a waiter killed takes nothing, a wait is bounded)
  * and the admission table (exact, rebuilt, evicted); shm_join maps only
- * a file the workers made. */
+ * a file the workers made; group commit (records taken once, each
+ * owner told, the lead handed on, a wait bounded, a dead leader's records
+ * taken over). */
 #include "config.h"
 
 #include <signal.h>
@@ -171,6 +173,194 @@ test_metrics(void)
 	    "keeps the old");
 	ok(shm_metric_name(NULL, SHM_NAMES_BACKEND, "x") == -1 &&
 	    shm_metrics_self(NULL) == NULL, "no mapping: no cells");
+	shm_detach(m);
+	unlink(path);
+}
+
+/* Group commit: a child that submits the record text (waiting up to
+ * wait_ms) and exits with what it was told: 0 DONE, 1 ALONE, 2 LEAD, 3
+ * LEAD with the record perhaps written by a dead leader, 4 FAILED, 9
+ * no buffer.  It says through the pipe when it is about to submit. */
+static pid_t
+submitter(const char *text, int64_t wait_ms)
+{
+	int	 fds[2];
+	pid_t	 pid;
+	char	 c = 0;
+
+	if (pipe(fds) == -1 || (pid = fork()) == -1)
+		abort();
+	if (pid == 0) {
+		static const int code[] = { [SHM_GROUP_DONE] = 0,
+		    [SHM_GROUP_ALONE] = 1, [SHM_GROUP_LEAD] = 2,
+		    [SHM_GROUP_FAILED] = 4 };
+		struct error	 e = { 0 };
+		struct shm	*m = shm_attach(path, 4, 0600, &e);
+		size_t		 size;
+		char		*buf;
+		enum shm_group	 g;
+		int		 written = 0;
+
+		if (m == NULL || (buf = shm_group_buffer(m, &size)) == NULL)
+			_exit(9);
+		memcpy(buf, text, strlen(text) + 1);
+		(void)write(fds[1], "x", 1);
+		g = shm_group_submit(m, strlen(text) + 1, wait_ms, &written,
+		    &e);
+		_exit(code[g] + (g == SHM_GROUP_LEAD && written));
+	}
+	close(fds[1]);
+	(void)read(fds[0], &c, 1);
+	close(fds[0]);
+	return c == 'x' ? pid : -1;
+}
+
+/* A child that leads, says 'l', takes one record (waiting up to a
+ * second), says 't', then waits to be killed; *rd reads what it says. */
+static pid_t
+leader(int *rd)
+{
+	int	 fds[2];
+	pid_t	 pid;
+	char	 c = 0;
+
+	if (pipe(fds) == -1 || (pid = fork()) == -1)
+		abort();
+	if (pid == 0) {
+		struct error	 e = { 0 };
+		struct shm	*m = shm_attach(path, 4, 0600, &e);
+		const void	*data;
+		size_t		 size, len;
+		int		 w, tries;
+
+		if (m == NULL || shm_group_buffer(m, &size) == NULL ||
+		    shm_group_submit(m, 1, 1000, &w, &e) != SHM_GROUP_LEAD)
+			_exit(1);
+		(void)write(fds[1], "l", 1);
+		for (tries = 0; tries < 1000 &&
+		    shm_group_take(m, &data, &len, &w) < 0; tries++)
+			usleep(1000);
+		(void)write(fds[1], "t", 1);
+		pause();
+		_exit(0);
+	}
+	close(fds[1]);
+	(void)read(fds[0], &c, 1);
+	*rd = fds[0];
+	return c == 'l' ? pid : -1;
+}
+
+static int
+exit_code(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Takes records, for up to a second, until n are taken; their texts are
+ * joined into got (sorted by the caller's choice of texts: each is one
+ * letter) and their handles into h. */
+static int
+take_n(struct shm *m, int n, int *h, char *got, int *written)
+{
+	const void	*data;
+	size_t		 len;
+	int		 k = 0, w, tries;
+
+	for (tries = 0; k < n && tries < 1000; tries++) {
+		if ((h[k] = shm_group_take(m, &data, &len, &w)) < 0) {
+			usleep(1000);
+			continue;
+		}
+		got[((const char *)data)[0] - 'a'] = ((const char *)data)[0];
+		*written |= w;
+		k++;
+	}
+	return k;
+}
+
+static void
+test_group(void)
+{
+	struct error	 e = { 0 };
+	struct shm	*m;
+	const void	*data;
+	size_t		 size, len;
+	pid_t		 kids[3], f, l;
+	char		*buf, got[4] = "---", c = 0;
+	int		 h[4], i, w = 0, written = 1, fails = 0, rd = -1;
+
+	unlink(path);
+	m = shm_attach(path, 4, 0600, &e);
+	buf = shm_group_buffer(m, &size);
+	ok(buf != NULL && size + 1024 > SHM_RECORD_SIZE && size <
+	    SHM_RECORD_SIZE, "group: a record buffer of %zu bytes", size);
+	memcpy(buf, "own", 4);
+	ok(shm_group_submit(m, 4, 1000, &written, &e) == SHM_GROUP_LEAD &&
+	    written == 0, "alone on the host: it leads");
+	ok(shm_group_take(m, &data, &len, &w) == -1, "nobody else waits");
+
+	/* Three owners submit while we lead: we take the three, each
+	 * once, then finish them; each hears DONE. */
+	kids[0] = submitter("a", 10000);
+	kids[1] = submitter("b", 10000);
+	kids[2] = submitter("c", 10000);
+	ok(take_n(m, 3, h, got, &w) == 3 && strcmp(got, "abc") == 0 &&
+	    w == 0, "the leader takes the three records waiting (%s)", got);
+	ok(shm_group_take(m, &data, &len, &w) == -1, "each once");
+	shm_group_leave(m);
+	for (i = 0; i < 3; i++)
+		shm_group_finish(m, h[i], SHM_GROUP_DONE, NULL);
+	for (i = 0; i < 3; i++)
+		fails += exit_code(kids[i]) != 0;
+	ok(fails == 0, "each owner is told DONE");
+
+	/* Leaving while one waits hands it the lead. */
+	ok(shm_group_submit(m, 4, 1000, &written, &e) == SHM_GROUP_LEAD,
+	    "the lead is free again");
+	f = submitter("a", 10000);
+	usleep(50000);
+	shm_group_leave(m);
+	ok(exit_code(f) == 2, "leaving hands the lead to an owner waiting");
+
+	/* An owner told ALONE writes its own; one told FAILED hears why. */
+	ok(shm_group_submit(m, 4, 1000, &written, &e) == SHM_GROUP_LEAD,
+	    "leading again");
+	kids[0] = submitter("a", 10000);
+	kids[1] = submitter("b", 10000);
+	memset(got, '-', 3);
+	ok(take_n(m, 2, h, got, &w) == 2, "two taken");
+	shm_group_leave(m);
+	error_set(&e, ERR_UNAVAILABLE, NULL, "disk on fire");
+	shm_group_finish(m, h[0], SHM_GROUP_ALONE, NULL);
+	shm_group_finish(m, h[1], SHM_GROUP_FAILED, &e);
+	error_clear(&e);
+	i = exit_code(kids[0]) + exit_code(kids[1]);
+	ok(i == 1 + 4, "told ALONE and FAILED (%d)", i);
+
+	/* A record nobody takes is withdrawn after its wait, then free. */
+	ok(shm_group_submit(m, 4, 1000, &written, &e) == SHM_GROUP_LEAD,
+	    "leading, taking nothing");
+	f = submitter("a", 200);
+	ok(exit_code(f) == 4, "an owner that waited its time hears FAILED");
+	ok(shm_group_take(m, &data, &len, &w) == -1,
+	    "and its record is withdrawn");
+	shm_group_leave(m);
+
+	/* A leader killed holding a record: its owner finds it gone,
+	 * leads, and is told the record may be written. */
+	l = leader(&rd);
+	f = submitter("a", 10000);
+	ok(l > 0 && read(rd, &c, 1) == 1 && c == 't',
+	    "a child leads and takes the record waiting");
+	close(rd);
+	kill_wait(l);
+	i = exit_code(f);
+	ok(i == 3, "the leader killed: the owner leads within %d ms, told "
+	    "to look whether it was written (%d)", SHM_GROUP_CHECK_MS, i);
 	shm_detach(m);
 	unlink(path);
 }
@@ -339,5 +529,6 @@ main(void)
 	shm_detach(m);
 	unlink(path);
 	test_metrics();
+	test_group();
 	return tap_done();
 }

@@ -1,0 +1,111 @@
+/* shm_file.h: the layout of the host's shared memory, and a process's
+ * handle on it: private to shm.c and shm_group.c (shm.h is the
+ * interface). */
+#ifndef EVALGATE_SHM_FILE_H
+#define EVALGATE_SHM_FILE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shm.h"
+
+#define SHM_MAGIC	0x65677368u	/* "egsh" */
+
+/* The file's layout.  magic is written last when a file is set up, under
+ * flock(), so a creator that died half way leaves magic 0: set up
+ * again by the next. */
+struct shm_probe {
+	uint64_t	 key;		/* hash of the replica; 0 free */
+	int64_t	 	 at_ms;		/* the last probe let through */
+};
+
+struct shm_budget {
+	uint64_t	 key;		/* hash of the key prefix; 0 free */
+	int64_t		 since_ms;	/* the minute counted began */
+	int64_t		 runs;		/* in it */
+};
+
+/* A table of metric label names: entries below n are set and never
+ * change; a new one is written, then n raised (release), under the
+ * lock, so that readers without it see whole names. */
+struct shm_name_table {
+	uint32_t		 n;
+	char			 name[SHM_METRIC_NAMES][SHM_METRIC_NAME_SIZE];
+};
+
+struct shm_admit {
+	int64_t			 app_id;	/* 0 free; written last */
+	int64_t			 day;		/* of a.used */
+	struct shm_admission	 a;
+};
+
+struct shm_file {
+	uint32_t		 magic;
+	uint32_t		 version;	/* SHM_VERSION */
+	uint64_t		 nslots;
+	pthread_mutex_t		 lock;		/* robust, process-shared */
+	struct shm_probe	 probes[SHM_PROBES];
+	struct shm_budget	 budgets[SHM_BUDGETS];
+	int64_t			 marks[SHM_MARK__MAX];	/* epoch ms */
+	struct shm_name_table	 names[SHM_NAMES__MAX];
+	/* The write-lock queues: robust, process-shared. */
+	pthread_mutex_t		 queues[SHM_QUEUE__MAX];
+	struct shm_admit	 admits[SHM_ADMITS];
+	uint64_t		 group_leader;	/* shm_group.c: the token of
+						 * the process leading; 0 */
+	struct shm_worker	 slots[];	/* nslots of them */
+	/* then the metrics table: nslots + 1 struct shm_metrics, the
+	 * last the retired figures (see metrics_of()); then, from a page
+	 * boundary, one struct shm_record of SHM_RECORD_SIZE bytes per
+	 * slot (shm_group.c) */
+};
+
+/* A slot's record for group commit (shm_group.c): state is the word its
+ * owner sleeps on; the rest is written by whoever the state says holds
+ * it, before the state that hands it on (release). */
+struct shm_record {
+	uint32_t		 state;		/* enum in shm_group.c */
+	uint32_t		 len;		/* bytes of data */
+	uint64_t		 taker;		/* the leader that took it */
+	int32_t			 err_code;	/* FAILED: why */
+	int64_t			 err_retry_ms;
+	char			 err_message[512];
+	unsigned char		 data[];	/* up to SHM_RECORD_SIZE in
+						 * all */
+};
+
+/* Where the metrics table and the records begin, and the bytes of a
+ * file of nslots. */
+#define METRICS_OFFSET(nslots)	((sizeof(struct shm_file) + \
+	(nslots) * sizeof(struct shm_worker) + 63) & ~(size_t)63)
+#define RECORDS_OFFSET(nslots)	((METRICS_OFFSET(nslots) + \
+	((nslots) + 1) * sizeof(struct shm_metrics) + 4095) & ~(size_t)4095)
+#define FILE_SIZE(nslots)	(RECORDS_OFFSET(nslots) + \
+	(nslots) * (size_t)SHM_RECORD_SIZE)
+
+struct shm {
+	char			 path[4096];
+	mode_t			 mode;
+	size_t			 want;		/* slots for a new file */
+	int			 join;		/* shm_join: never make one */
+	int			 fd;		/* owned */
+	dev_t			 dev;		/* of the file mapped */
+	ino_t			 ino;
+	struct shm_file		*f;		/* owned: the mapping */
+	size_t			 size;		/* bytes mapped */
+	struct shm_worker	*self;		/* in f; NULL: no slot */
+	uint64_t		 started;	/* this process's start time */
+	size_t			 cursor;	/* shm_group.c: the slot its
+						 * next look for records starts
+						 * at */
+	int			 taken;		/* shm_group.c: records taken
+						 * while leading */
+};
+
+/* The start time of process pid (field 22 of /proc/PID/stat, in clock
+ * ticks since boot), or 0 when it cannot be read. */
+uint64_t	 shm_proc_started(pid_t pid);
+
+#endif

@@ -1,0 +1,318 @@
+/* shm_group.c: group commit in the host's shared memory (see shm.h):
+ * each worker slot's record, the lead, and the hand-overs between them.
+ *
+ * A record moves through these states; the process named beside each is
+ * the only one that may move it on (by compare-and-swap where two may
+ * try), and it writes what the next reader needs before the state:
+ *
+ *	FREE	the owner's: it writes its bytes, then READY
+ *	READY	waiting: a leader takes it (TAKEN), hands it the lead
+ *		(LEAD), or the owner withdraws it (FREE)
+ *	TAKEN	the leader named in taker writes it, then DONE, FAILED or
+ *		ALONE; if that leader dies, the owner makes it ORPHAN
+ *	ORPHAN	like READY, but perhaps committed: the next leader (or the
+ *		owner, leading) looks first
+ *	DONE, FAILED, ALONE, LEAD	for the owner to read, then FREE
+ *
+ * The owner sleeps on the state word (a futex in the shared mapping) and
+ * is woken when a leader hands it on; every SHM_GROUP_CHECK_MS it looks
+ * whether the leader it waits for is alive.  The lead is a token in the
+ * file: the leader's pid and start time, 0 when nobody leads. */
+#include "config.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "shm.h"
+#include "shm_file.h"
+
+enum rec_state {
+	REC_FREE, REC_READY, REC_TAKEN, REC_ORPHAN,
+	REC_DONE, REC_FAILED, REC_ALONE, REC_LEAD
+};
+
+/* What a finished record tells its owner, by enum shm_group. */
+static const uint32_t finished[] = {
+	[SHM_GROUP_ALONE] = REC_ALONE,
+	[SHM_GROUP_DONE] = REC_DONE,
+	[SHM_GROUP_FAILED] = REC_FAILED,
+};
+
+static struct shm_record *
+record(struct shm_file *f, size_t i)
+{
+	return (struct shm_record *)(void *)((char *)f +
+	    RECORDS_OFFSET(f->nslots) + i * (size_t)SHM_RECORD_SIZE);
+}
+
+static size_t
+self_index(const struct shm *m)
+{
+	return (size_t)(m->self - m->f->slots);
+}
+
+/* A process as the lead and the takers name it. */
+static uint64_t
+token(pid_t pid, uint64_t started)
+{
+	return (uint64_t)(uint32_t)pid << 32 | (uint32_t)started;
+}
+
+static uint64_t
+my_token(const struct shm *m)
+{
+	return token(m->self->pid, m->started);
+}
+
+static int
+token_alive(uint64_t t)
+{
+	pid_t pid = (pid_t)(t >> 32);
+
+	if (pid <= 0 || (kill(pid, 0) == -1 && errno == ESRCH))
+		return 0;
+	return (uint32_t)t == 0 ||
+	    (uint32_t)shm_proc_started(pid) == (uint32_t)t;
+}
+
+static uint32_t
+state_of(struct shm_record *r)
+{
+	return __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+}
+
+static void
+state_set(struct shm_record *r, uint32_t s)
+{
+	__atomic_store_n(&r->state, s, __ATOMIC_RELEASE);
+}
+
+static int
+state_move(struct shm_record *r, uint32_t from, uint32_t to)
+{
+	return __atomic_compare_exchange_n(&r->state, &from, to, 0,
+	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* Sleeps while the state is still s, ms at most. */
+static void
+sleep_on(struct shm_record *r, uint32_t s, int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	syscall(SYS_futex, &r->state, FUTEX_WAIT, s, &ts, NULL, 0);
+}
+
+static void
+wake(struct shm_record *r)
+{
+	syscall(SYS_futex, &r->state, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* Takes the lead if nobody has it or, with check, if its holder died. */
+static int
+lead_claim(struct shm *m, int check)
+{
+	uint64_t held = __atomic_load_n(&m->f->group_leader, __ATOMIC_ACQUIRE);
+
+	if (held != 0 && (!check || token_alive(held)))
+		return 0;
+	return __atomic_compare_exchange_n(&m->f->group_leader, &held,
+	    my_token(m), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+void *
+shm_group_buffer(struct shm *m, size_t *size)
+{
+	struct shm_record	*r;
+	uint32_t		 s;
+	int			 tries;
+
+	if (m == NULL || m->f == NULL || m->self == NULL)
+		return NULL;
+	r = record(m->f, self_index(m));
+	/* What the slot's last owner left: a record still taken by a live
+	 * leader is waited for, a while; the rest is forgotten. */
+	for (tries = 0; (s = state_of(r)) != REC_FREE; tries++) {
+		if (s == REC_TAKEN && token_alive(r->taker)) {
+			if (tries == 3)
+				return NULL;
+			sleep_on(r, s, SHM_GROUP_CHECK_MS);
+		} else
+			state_move(r, s, REC_FREE);
+	}
+	*size = SHM_RECORD_SIZE - offsetof(struct shm_record, data);
+	return r->data;
+}
+
+enum shm_group
+shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
+    struct error *e)
+{
+	struct shm_record	*r = record(m->f, self_index(m));
+	int64_t			 until = clock_mono_us() + wait_ms * 1000, left;
+	uint32_t		 s;
+	int			 check = 0;
+
+	r->len = (uint32_t)len;
+	state_set(r, REC_READY);
+	for (;; check = 1) {
+		switch (s = state_of(r)) {
+		case REC_DONE:
+		case REC_ALONE:
+		case REC_LEAD:
+			state_set(r, REC_FREE);
+			*written = 0;
+			return s == REC_DONE ? SHM_GROUP_DONE : s == REC_LEAD ?
+			    SHM_GROUP_LEAD : SHM_GROUP_ALONE;
+		case REC_FAILED:
+			error_set(e, (enum err_code)r->err_code, NULL, "%s",
+			    r->err_message);
+			e->retry_after_ms = (long)r->err_retry_ms;
+			state_set(r, REC_FREE);
+			return SHM_GROUP_FAILED;
+		case REC_READY:
+		case REC_ORPHAN:
+			/* Leading, the record is ours again. */
+			if (lead_claim(m, check)) {
+				if (state_move(r, s, REC_FREE)) {
+					*written = s == REC_ORPHAN;
+					return SHM_GROUP_LEAD;
+				}
+				shm_group_leave(m);	/* it moved on */
+				continue;
+			}
+			left = (until - clock_mono_us()) / 1000;
+			if (s == REC_READY && left <= 0) {
+				if (!state_move(r, s, REC_FREE))
+					continue;
+				error_set(e, ERR_UNAVAILABLE, NULL, "the database "
+				    "is not available (busy); try again");
+				e->retry_after_ms = 1000;
+				return SHM_GROUP_FAILED;
+			}
+			sleep_on(r, s, s == REC_READY &&
+			    left < SHM_GROUP_CHECK_MS ? left :
+			    SHM_GROUP_CHECK_MS);
+			break;
+		case REC_TAKEN:
+			/* Being written: no withdrawing it now. */
+			if (check && !token_alive(r->taker))
+				state_move(r, s, REC_ORPHAN);
+			else
+				sleep_on(r, s, SHM_GROUP_CHECK_MS);
+			break;
+		default:
+			*written = 0;
+			return SHM_GROUP_ALONE;
+		}
+	}
+}
+
+/* The next slot after the cursor, other than ours, whose record is in
+ * state a or b; nslots when none. */
+static size_t
+next_waiting(struct shm *m, uint32_t a, uint32_t b)
+{
+	size_t	n = (size_t)m->f->nslots, self = self_index(m), i, k;
+	uint32_t s;
+
+	for (k = 0; k < n; k++) {
+		i = (m->cursor + k) % n;
+		if (i != self && ((s = state_of(record(m->f, i))) == a ||
+		    s == b))
+			return i;
+	}
+	return n;
+}
+
+int
+shm_group_take(struct shm *m, const void **data, size_t *len, int *written)
+{
+	struct shm_record	*r;
+	size_t			 i;
+	uint32_t		 s;
+
+	while (m->taken < SHM_GROUP_MAX && (i = next_waiting(m, REC_READY,
+	    REC_ORPHAN)) < m->f->nslots) {
+		r = record(m->f, i);
+		s = state_of(r);
+		r->taker = my_token(m);
+		if ((s != REC_READY && s != REC_ORPHAN) ||
+		    !state_move(r, s, REC_TAKEN))
+			continue;	/* withdrawn, or taken over */
+		m->cursor = i + 1;
+		m->taken++;
+		*data = r->data;
+		*len = r->len < SHM_RECORD_SIZE -
+		    offsetof(struct shm_record, data) ? r->len : 0;
+		*written = s == REC_ORPHAN;
+		return (int)i;
+	}
+	return -1;
+}
+
+void
+shm_group_leave(struct shm *m)
+{
+	struct shm_worker	*w;
+	uint64_t		 me = my_token(m), to;
+	size_t			 i;
+
+	m->taken = 0;
+	for (;;) {
+		/* Hand it to an owner waiting: it begins the next
+		 * transaction while ours syncs. */
+		if ((i = next_waiting(m, REC_READY, REC_READY)) <
+		    m->f->nslots) {
+			w = &m->f->slots[i];
+			to = token(w->pid, w->started);
+			__atomic_store_n(&m->f->group_leader, to,
+			    __ATOMIC_RELEASE);
+			if (state_move(record(m->f, i), REC_READY, REC_LEAD)) {
+				wake(record(m->f, i));
+				return;
+			}
+			/* Withdrawn meanwhile: the lead is ours again,
+			 * unless an owner took it from the one named. */
+			if (!__atomic_compare_exchange_n(&m->f->group_leader,
+			    &to, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				return;
+			continue;
+		}
+		__atomic_store_n(&m->f->group_leader, 0, __ATOMIC_RELEASE);
+		/* An owner that found us leading just before may sleep
+		 * until we look again. */
+		if (next_waiting(m, REC_READY, REC_READY) == m->f->nslots ||
+		    !lead_claim(m, 0))
+			return;
+	}
+}
+
+void
+shm_group_finish(struct shm *m, int h, enum shm_group how,
+    const struct error *e)
+{
+	struct shm_record *r = record(m->f, (size_t)h);
+
+	if (how == SHM_GROUP_FAILED) {
+		r->err_code = (int32_t)e->code;
+		r->err_retry_ms = e->retry_after_ms;
+		snprintf(r->err_message, sizeof(r->err_message), "%s",
+		    e->message);
+	}
+	state_set(r, finished[how]);
+	wake(r);
+}
