@@ -26,14 +26,11 @@
 
 static char path[256];
 
-/* A child that attaches, says so through the pipe, then does what = 'w'
- * (wait to be killed), 'l' (takes the lock, then waits), 'i' (takes
- * the in-flight count of backend 7, limit 1, then waits), 'm' (counts
- * 5 in metrics cell 0 and 3 in cell 7 of its slot, then waits), 'q'
- * (takes the database's write-lock queue, then waits) or 'Q' (says so,
- * then waits in that queue for a minute, then waits). */
+/* Forks a child that runs body(fd, arg), writing to fd what it has
+ * done; its pid once it wrote the first byte, if that is want, else -1.
+ * With rd, what it writes next is read there (the caller closes it). */
 static pid_t
-child(char what)
+spawn(void (*body)(int, const void *), const void *arg, char want, int *rd)
 {
 	int	 fds[2];
 	pid_t	 pid;
@@ -42,29 +39,51 @@ child(char what)
 	if (pipe(fds) == -1 || (pid = fork()) == -1)
 		abort();
 	if (pid == 0) {
-		struct error	 e = { 0 };
-		struct shm	*m = shm_attach(path, 4, 0600, &e);
-
-		if (m == NULL || (what == 'l' && shm_lock(m) == -1) ||
-		    (what == 'i' && shm_inflight_take(m, 7, 1) != 1) ||
-		    (what == 'm' && shm_metrics_self(m) == NULL) ||
-		    (what == 'q' && shm_queue_enter(m, SHM_QUEUE_DB,
-		    1000) != 1))
-			_exit(1);
-		if (what == 'm') {
-			shm_metrics_self(m)->cell[0] += 5;
-			shm_metrics_self(m)->cell[7] += 3;
-		}
-		(void)write(fds[1], "x", 1);
-		if (what == 'Q')
-			(void)shm_queue_enter(m, SHM_QUEUE_DB, 60000);
-		pause();
+		close(fds[0]);
+		body(fds[1], arg);
 		_exit(0);
 	}
 	close(fds[1]);
 	(void)read(fds[0], &c, 1);
-	close(fds[0]);
-	return c == 'x' ? pid : -1;
+	if (rd != NULL)
+		*rd = fds[0];
+	else
+		close(fds[0]);
+	return c == want ? pid : -1;
+}
+
+/* A child that attaches, says so ('x'), then does *what = 'w' (wait to
+ * be killed), 'l' (takes the lock, then waits), 'i' (takes the in-flight
+ * count of backend 7, limit 1, then waits), 'm' (counts 5 in metrics
+ * cell 0 and 3 in cell 7 of its slot, then waits), 'q' (takes the
+ * database's write-lock queue, then waits) or 'Q' (says so, then waits
+ * in that queue for a minute, then waits). */
+static void
+child_body(int fd, const void *arg)
+{
+	char		 what = *(const char *)arg;
+	struct error	 e = { 0 };
+	struct shm	*m = shm_attach(path, 4, 0600, &e);
+
+	if (m == NULL || (what == 'l' && shm_lock(m) == -1) ||
+	    (what == 'i' && shm_inflight_take(m, 7, 1) != 1) ||
+	    (what == 'm' && shm_metrics_self(m) == NULL) ||
+	    (what == 'q' && shm_queue_enter(m, SHM_QUEUE_DB, 1000) != 1))
+		_exit(1);
+	if (what == 'm') {
+		shm_metrics_self(m)->cell[0] += 5;
+		shm_metrics_self(m)->cell[7] += 3;
+	}
+	(void)write(fd, "x", 1);
+	if (what == 'Q')
+		(void)shm_queue_enter(m, SHM_QUEUE_DB, 60000);
+	pause();
+}
+
+static pid_t
+child(char what)
+{
+	return spawn(child_body, &what, 'x', NULL);
 }
 
 static void
@@ -177,77 +196,60 @@ test_metrics(void)
 	unlink(path);
 }
 
-/* Group commit: a child that submits the record text (waiting up to
- * wait_ms) and exits with what it was told: 0 DONE, 1 ALONE, 2 LEAD, 3
- * LEAD with the record perhaps written by a dead leader, 4 FAILED, 9
- * no buffer.  It says through the pipe when it is about to submit. */
-static pid_t
-submitter(const char *text, int64_t wait_ms)
+/* Group commit: a child that submits the one-letter record *arg (its
+ * wait: 200 ms for 'w', else 10 s), saying 'x' just before, and exits
+ * with what it was told: 0 DONE, 1 ALONE, 2 LEAD, 3 LEAD with the record
+ * perhaps written by a dead leader, 4 FAILED, 9 no buffer. */
+static void
+submitter_body(int fd, const void *arg)
 {
-	int	 fds[2];
-	pid_t	 pid;
-	char	 c = 0;
+	static const int code[] = { [SHM_GROUP_DONE] = 0,
+	    [SHM_GROUP_ALONE] = 1, [SHM_GROUP_LEAD] = 2,
+	    [SHM_GROUP_FAILED] = 4 };
+	const char	*text = arg;
+	struct error	 e = { 0 };
+	struct shm	*m = shm_attach(path, 4, 0600, &e);
+	size_t		 size;
+	char		*buf;
+	enum shm_group	 g;
+	int		 written = 0;
 
-	if (pipe(fds) == -1 || (pid = fork()) == -1)
-		abort();
-	if (pid == 0) {
-		static const int code[] = { [SHM_GROUP_DONE] = 0,
-		    [SHM_GROUP_ALONE] = 1, [SHM_GROUP_LEAD] = 2,
-		    [SHM_GROUP_FAILED] = 4 };
-		struct error	 e = { 0 };
-		struct shm	*m = shm_attach(path, 4, 0600, &e);
-		size_t		 size;
-		char		*buf;
-		enum shm_group	 g;
-		int		 written = 0;
+	if (m == NULL || (buf = shm_group_buffer(m, &size)) == NULL)
+		_exit(9);
+	memcpy(buf, text, 2);
+	(void)write(fd, "x", 1);
+	g = shm_group_submit(m, 2, text[0] == 'w' ? 200 : 10000, &written,
+	    &e);
+	_exit(code[g] + (g == SHM_GROUP_LEAD && written));
+}
 
-		if (m == NULL || (buf = shm_group_buffer(m, &size)) == NULL)
-			_exit(9);
-		memcpy(buf, text, strlen(text) + 1);
-		(void)write(fds[1], "x", 1);
-		g = shm_group_submit(m, strlen(text) + 1, wait_ms, &written,
-		    &e);
-		_exit(code[g] + (g == SHM_GROUP_LEAD && written));
-	}
-	close(fds[1]);
-	(void)read(fds[0], &c, 1);
-	close(fds[0]);
-	return c == 'x' ? pid : -1;
+static pid_t
+submitter(const char *text)
+{
+	return spawn(submitter_body, text, 'x', NULL);
 }
 
 /* A child that leads, says 'l', takes one record (waiting up to a
- * second), says 't', then waits to be killed; *rd reads what it says. */
-static pid_t
-leader(int *rd)
+ * second), says 't', then waits to be killed. */
+static void
+leader_body(int fd, const void *arg)
 {
-	int	 fds[2];
-	pid_t	 pid;
-	char	 c = 0;
+	struct error	 e = { 0 };
+	struct shm	*m = shm_attach(path, 4, 0600, &e);
+	const void	*data;
+	size_t		 size, len;
+	int		 w, tries;
 
-	if (pipe(fds) == -1 || (pid = fork()) == -1)
-		abort();
-	if (pid == 0) {
-		struct error	 e = { 0 };
-		struct shm	*m = shm_attach(path, 4, 0600, &e);
-		const void	*data;
-		size_t		 size, len;
-		int		 w, tries;
-
-		if (m == NULL || shm_group_buffer(m, &size) == NULL ||
-		    shm_group_submit(m, 1, 1000, &w, &e) != SHM_GROUP_LEAD)
-			_exit(1);
-		(void)write(fds[1], "l", 1);
-		for (tries = 0; tries < 1000 &&
-		    shm_group_take(m, &data, &len, &w) < 0; tries++)
-			usleep(1000);
-		(void)write(fds[1], "t", 1);
-		pause();
-		_exit(0);
-	}
-	close(fds[1]);
-	(void)read(fds[0], &c, 1);
-	*rd = fds[0];
-	return c == 'l' ? pid : -1;
+	(void)arg;
+	if (m == NULL || shm_group_buffer(m, &size) == NULL ||
+	    shm_group_submit(m, 1, 1000, &w, &e) != SHM_GROUP_LEAD)
+		_exit(1);
+	(void)write(fd, "l", 1);
+	for (tries = 0; tries < 1000 &&
+	    shm_group_take(m, &data, &len, &w) < 0; tries++)
+		usleep(1000);
+	(void)write(fd, "t", 1);
+	pause();
 }
 
 static int
@@ -305,9 +307,9 @@ test_group(void)
 
 	/* Three owners submit while we lead: we take the three, each
 	 * once, then finish them; each hears DONE. */
-	kids[0] = submitter("a", 10000);
-	kids[1] = submitter("b", 10000);
-	kids[2] = submitter("c", 10000);
+	kids[0] = submitter("a");
+	kids[1] = submitter("b");
+	kids[2] = submitter("c");
 	ok(take_n(m, 3, h, got, &w) == 3 && strcmp(got, "abc") == 0 &&
 	    w == 0, "the leader takes the three records waiting (%s)", got);
 	ok(shm_group_take(m, &data, &len, &w) == -1, "each once");
@@ -321,7 +323,7 @@ test_group(void)
 	/* Leaving while one waits hands it the lead. */
 	ok(shm_group_submit(m, 4, 1000, &written, &e) == SHM_GROUP_LEAD,
 	    "the lead is free again");
-	f = submitter("a", 10000);
+	f = submitter("a");
 	usleep(50000);
 	shm_group_leave(m);
 	ok(exit_code(f) == 2, "leaving hands the lead to an owner waiting");
@@ -329,8 +331,8 @@ test_group(void)
 	/* An owner told ALONE writes its own; one told FAILED hears why. */
 	ok(shm_group_submit(m, 4, 1000, &written, &e) == SHM_GROUP_LEAD,
 	    "leading again");
-	kids[0] = submitter("a", 10000);
-	kids[1] = submitter("b", 10000);
+	kids[0] = submitter("a");
+	kids[1] = submitter("b");
 	memset(got, '-', 3);
 	ok(take_n(m, 2, h, got, &w) == 2, "two taken");
 	shm_group_leave(m);
@@ -344,7 +346,7 @@ test_group(void)
 	/* A record nobody takes is withdrawn after its wait, then free. */
 	ok(shm_group_submit(m, 4, 1000, &written, &e) == SHM_GROUP_LEAD,
 	    "leading, taking nothing");
-	f = submitter("a", 200);
+	f = submitter("w");
 	ok(exit_code(f) == 4, "an owner that waited its time hears FAILED");
 	ok(shm_group_take(m, &data, &len, &w) == -1,
 	    "and its record is withdrawn");
@@ -352,8 +354,8 @@ test_group(void)
 
 	/* A leader killed holding a record: its owner finds it gone,
 	 * leads, and is told the record may be written. */
-	l = leader(&rd);
-	f = submitter("a", 10000);
+	l = spawn(leader_body, NULL, 'l', &rd);
+	f = submitter("a");
 	ok(l > 0 && read(rd, &c, 1) == 1 && c == 't',
 	    "a child leads and takes the record waiting");
 	close(rd);
