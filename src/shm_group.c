@@ -83,6 +83,12 @@ token_alive(uint64_t t)
 	    (uint32_t)shm_proc_started(pid) == (uint32_t)t;
 }
 
+static uint64_t
+taker_of(struct shm_record *r)
+{
+	return __atomic_load_n(&r->taker, __ATOMIC_RELAXED);
+}
+
 static uint32_t
 state_of(struct shm_record *r)
 {
@@ -146,7 +152,7 @@ shm_group_buffer(struct shm *m, size_t *size)
 	/* What the slot's last owner left: a record still taken by a live
 	 * leader is waited for, a while; the rest is forgotten. */
 	for (tries = 0; (s = state_of(r)) != REC_FREE; tries++) {
-		if (s == REC_TAKEN && token_alive(r->taker)) {
+		if (s == REC_TAKEN && token_alive(taker_of(r))) {
 			if (tries == 3)
 				return NULL;
 			sleep_on(r, s, SHM_GROUP_CHECK_MS);
@@ -209,7 +215,7 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 			break;
 		case REC_TAKEN:
 			/* Being written: no withdrawing it now. */
-			if (check && !token_alive(r->taker))
+			if (check && !token_alive(taker_of(r)))
 				state_move(r, s, REC_ORPHAN);
 			else
 				sleep_on(r, s, SHM_GROUP_CHECK_MS);
@@ -249,7 +255,7 @@ shm_group_take(struct shm *m, const void **data, size_t *len, int *written)
 	    REC_ORPHAN)) < m->f->nslots) {
 		r = record(m->f, i);
 		s = state_of(r);
-		r->taker = my_token(m);
+		__atomic_store_n(&r->taker, my_token(m), __ATOMIC_RELAXED);
 		if ((s != REC_READY && s != REC_ORPHAN) ||
 		    !state_move(r, s, REC_TAKEN))
 			continue;	/* withdrawn, or taken over */
