@@ -151,9 +151,9 @@ enum shm_group {
 void		*shm_group_buffer(struct shm *m, size_t *size);
 /* Submits the len bytes written to the buffer and waits until it is
  * done, it fails, or this process is to lead; a record still waiting
- * for a leader after wait_ms is withdrawn (FAILED, 503).  With LEAD,
- * *written says the record may have been committed by a leader that
- * died: look before writing it. */
+ * for a leader after wait_ms is withdrawn (FAILED, 503).  With LEAD or
+ * ALONE, *written says the record may have been committed by a leader
+ * that died: look before writing it. */
 enum shm_group	 shm_group_submit(struct shm *m, size_t len, int64_t wait_ms,
 		    int *written, struct error *e);
 /* Leader, in its transaction: the next record waiting, at most
@@ -165,8 +165,8 @@ int		 shm_group_take(struct shm *m, const void **data, size_t *len,
 /* Leader: gives up the lead, to an owner waiting if there is one, so
  * that the next transaction begins while this one syncs. */
 void		 shm_group_leave(struct shm *m);
-/* Leader, after leaving: tells the owner of record h how it went (DONE,
- * ALONE, or FAILED with e) and wakes it. */
+/* Leader: tells the owner of record h how it went (DONE, ALONE, or
+ * FAILED with e) and wakes it; DONE only once the commit is durable. */
 void		 shm_group_finish(struct shm *m, int h, enum shm_group how,
 		    const struct error *e);
 

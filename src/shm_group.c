@@ -180,7 +180,9 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 		case REC_ALONE:
 		case REC_LEAD:
 			state_set(r, REC_FREE);
-			*written = 0;
+			/* Alone after a leader took it: it may have been
+			 * written before that leader died. */
+			*written = s == REC_ALONE;
 			return s == REC_DONE ? SHM_GROUP_DONE : s == REC_LEAD ?
 			    SHM_GROUP_LEAD : SHM_GROUP_ALONE;
 		case REC_FAILED:

@@ -260,6 +260,24 @@ hold(struct store *st, const char *what, int n)
 #define hold(st, what, n)
 #endif
 
+/* The transaction could not begin (the database busy past its limit,
+ * or unavailable): the decisions waiting would meet the same, one
+ * leader after another, so they are all told now, as writers in the
+ * queue give up together; one a leader that died may have written
+ * looks for itself. */
+static void
+refuse_waiting(struct shm *m, const struct error *e)
+{
+	const void	*data;
+	size_t		 len;
+	int		 h, w;
+
+	while ((h = shm_group_take(m, &data, &len, &w)) >= 0)
+		shm_group_finish(m, h, w ? SHM_GROUP_ALONE : SHM_GROUP_FAILED,
+		    e);
+	shm_group_leave(m);
+}
+
 /* Leads a group (shm.h): our record and those the other workers have
  * waiting, in one transaction, taken until the COMMIT; each owner is
  * told how it went once the commit is durable.  When one of theirs, or
@@ -275,8 +293,12 @@ lead(struct store *st, struct shm *m, int written, struct error *e)
 	size_t		 len;
 	struct error	 fe = { 0 };
 
-	if (store_begin(st, e) == -1 || (found = write_record(st, st->rec.p,
-	    st->rec.len, written, e)) < 0) {
+	if (store_begin(st, e) == -1) {
+		refuse_waiting(m, e);
+		return -1;
+	}
+	if ((found = write_record(st, st->rec.p, st->rec.len, written,
+	    e)) < 0) {
 		store_rollback(st);
 		shm_group_leave(m);
 		return -1;

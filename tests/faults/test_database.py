@@ -2,9 +2,11 @@
 hang, and the gateway recovers by itself.
 
 - Locked: another process holds BEGIN EXCLUSIVE for longer than the
-  busy timeout (5 s) while clients evaluate and record outcomes: each
-  gets a 503 service_unavailable with Retry-After and retry-after-ms
-  after about 5 s (never a hang), the error log says "database is
+  busy timeout (5 s) while clients evaluate (two at once, whose
+  decisions would be written in one group commit) and record outcomes:
+  each gets a 503 service_unavailable with Retry-After and
+  retry-after-ms after about 5 s (never a hang, nor one busy timeout
+  after another), the error log says "database is
   locked", and once the lock is released the next call is a 200.
 - Full disk: the database lives on a small tmpfs mounted for the test
   (mount -t tmpfs -o size=...; the test runs as root), which is then
@@ -75,7 +77,7 @@ def unavailable(t, r, took, name, cause):
 
 
 def test_locked(t):
-    g = Gateway(workers=2)
+    g = Gateway(workers=3)
     try:
         key = setup_demo(g)
         g.start()
@@ -100,7 +102,7 @@ def test_locked(t):
 
         def call(what):
             start = time.time()
-            if what == "evaluate":
+            if what.startswith("evaluate"):
                 r = g.post("/v1/systemone", EVAL, key=key, timeout=60)
             else:
                 r = g.post("/v1/decisions/%s/outcome" % did,
@@ -109,7 +111,7 @@ def test_locked(t):
             results.append((what, r, time.time() - start))
 
         calls = [threading.Thread(target=call, args=(w,))
-                 for w in ("evaluate", "outcome")]
+                 for w in ("evaluate", "evaluate again", "outcome")]
         for c in calls:
             c.start()
         for c in calls:
