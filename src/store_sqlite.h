@@ -39,6 +39,9 @@ extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 #define STORE_RETAIN_REQUESTS 64	/* a worker's retention step is due */
 #define STORE_RETAIN_MS	2000		/* after so many requests or ms */
 #define STORE_RECORD_MAX (64 << 20)	/* a decision as a record, at most */
+#define STORE_RECORD_KEEP (16 << 10)	/* the record's memory kept between
+					 * decisions, at most (a larger one is
+					 * written alone, shm.h) */
 #define STORE_RETAIN_WAIT_MS 50		/* it waits for a lock, then gives up */
 
 

@@ -334,18 +334,15 @@ lead(struct store *st, struct shm *m, int written, struct error *e)
 	return write_alone(st, written, e);
 }
 
-int
-sq_decision_insert(struct store *st, const struct decision *d,
-    json_object *questions, json_object *answers, json_object *dists,
-    struct error *e)
+/* Writes the record encoded in st->rec: alone, or in a group. */
+static int
+write_decision(struct store *st, struct error *e)
 {
 	struct shm	*m = shm_host();
 	void		*slot;
 	size_t		 size;
 	int		 written = 0;
 
-	if (encode(&st->rec, d, questions, answers, dists) == -1)
-		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	/* No snapshot is held while waiting: a checkpoint waits for it. */
 	store_read_end(st);
 	if ((slot = shm_group_buffer(m, &size)) == NULL ||
@@ -363,6 +360,22 @@ sq_decision_insert(struct store *st, const struct decision *d,
 	default:
 		return write_alone(st, written, e);
 	}
+}
+
+int
+sq_decision_insert(struct store *st, const struct decision *d,
+    json_object *questions, json_object *answers, json_object *dists,
+    struct error *e)
+{
+	int rc;
+
+	if (encode(&st->rec, d, questions, answers, dists) == -1)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	rc = write_decision(st, e);
+	/* A large logged state is not kept in every worker. */
+	if (st->rec.cap > STORE_RECORD_KEEP)
+		buf_free(&st->rec);
+	return rc;
 }
 
 /* Reading a decision back. */

@@ -324,6 +324,19 @@ def test_state(t, g, keys):
     t.eq(has_state(while_off, owner), (False, False),
          "the one made while off has none")
 
+    # A state larger than a record of the shared memory (16 KiB; the
+    # default SERVICE_MAX_STATE_CHARS is 32000): its decision is written
+    # alone, not in a group, and kept whole.
+    big = "x" * 30000
+    r = g.post("/v1/systemone", {"state": big, "x_schema": {"id": "fb"}},
+               key=owner)
+    t.eq(r.status, 200, "a 30,000-character state: 200")
+    did = r.json()["x_decision_id"]
+    t.eq(get(g, owner, did).json().get("state"), big,
+         "its decision is stored with the whole state")
+    t.eq(has_state(evaluate(g, owner)["x_decision_id"], owner),
+         (True, True), "and the next small one as before")
+
 
 def test_rate_charged(t, g, keys):
     key = keys["limited"]
