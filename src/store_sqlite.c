@@ -737,7 +737,8 @@ store_lookup(struct store *st, sqlite3_stmt *stmt, struct error *e,
 	int rc = sqlite3_step(stmt);
 
 	if (rc == SQLITE_ROW) {
-		read(stmt, out);
+		if (read != NULL)
+			read(stmt, out);
 		sqlite3_reset(stmt);
 		return 1;
 	}

@@ -220,7 +220,8 @@ void		 store_bind_text(sqlite3_stmt *stmt, int i, const char *v);
 /* Copies column text into a fixed buffer ("" for NULL). */
 void		 store_col_text(sqlite3_stmt *stmt, int i, char *buf,
 		    size_t size);
-/* Steps a one-row lookup: 1 with the row given to read(), 0, or -1. */
+/* Steps a one-row lookup: 1 with the row given to read() (NULL: only
+ * whether there is one), 0, or -1. */
 int		 store_lookup(struct store *st, sqlite3_stmt *stmt,
 		    struct error *e, const char *what,
 		    void (*read)(sqlite3_stmt *, void *), void *out);

@@ -139,17 +139,12 @@ bind_text(sqlite3_stmt *stmt, int i, const char *p, size_t len,
 static int
 decision_exists(struct store *st, const char *id, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_DECISION_EXISTS, e);
-	int		 rc;
+	sqlite3_stmt *stmt = store_stmt(st, STMT_DECISION_EXISTS, e);
 
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	sqlite3_reset(stmt);
-	if (rc == SQLITE_ROW || rc == SQLITE_DONE)
-		return rc == SQLITE_ROW;
-	return store_fail(st, e, "decision");
+	return store_lookup(st, stmt, e, "decision", NULL, NULL);
 }
 
 static int
