@@ -424,14 +424,21 @@ sq_idle(struct store *st)
 		return;
 	for (i = 0; i < 2; i++)
 		if (st->ckpt[i].due) {
-			/* Restart: copies every frame and has the next
-			 * writer start the WAL over, so that it stays near
-			 * STORE_WAL_LIMIT.  It waits for the readers of older
-			 * snapshots, holding off writers meanwhile: readers
-			 * last a request, but an export or a backup may last
-			 * minutes, so the wait is short.  Given up, it has
-			 * still copied what it could; the next try is due
-			 * STORE_CKPT_FRAMES on. */
+			/* First a passive pass, outside the queue: it copies
+			 * what the WAL holds and pays both syncs while the
+			 * other workers go on writing.  (Another worker's
+			 * checkpoint under way makes it return at once.) */
+			sqlite3_wal_checkpoint_v2(st->db, ckpt_files[i],
+			    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+			/* Then the restart: copies the few frames written
+			 * meanwhile and has the next writer start the WAL
+			 * over, so that it stays near STORE_WAL_LIMIT.  It
+			 * waits for the readers of older snapshots, holding
+			 * off writers meanwhile: readers last a request, but
+			 * an export or a backup may last minutes, so the
+			 * wait is short.  Given up, it has still copied what
+			 * it could; the next try is due STORE_CKPT_FRAMES
+			 * on. */
 			st->busy_limit_ms = STORE_CKPT_WAIT_MS;
 			if (store_queue_enter(st, i == 0 ? TX_DATABASE :
 			    TX_CACHE, &e) == 0) {
