@@ -20,6 +20,7 @@
 #include "settings.h"
 #include "shm.h"
 #include "store_sqlite.h"
+#include "store_sqlite_vfs.h"
 #include "xalloc.h"
 
 /* migrations[i] takes a database from user_version i to i + 1: step 1
@@ -267,6 +268,9 @@ open_db(const char *path, int flags, struct error *e)
 {
 	sqlite3 *db;
 
+	/* Every connection of the process after the first, the attached
+	 * cache's too, writes its commits' WAL frames at once. */
+	store_sqlite_vfs_register();
 	if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "cannot open %s: %s",
