@@ -14,7 +14,7 @@ with the most instructions of their own and the callers of the
 allocator.  The figures do not depend on the machine's load: the same
 build gives the same counts again.
 
-  bench/instructions.py [--requests N] [--top N] WORKER [WORKER ...]
+  bench/instructions.py [--requests N] [--top N] [--upstream] WORKER ...
 
 Needs valgrind.  Figures only: nothing is asserted.
 """
@@ -43,8 +43,9 @@ gateway = br.gateway
 ALLOC = ("malloc", "calloc", "realloc", "free")
 
 
-def callgrind(worker, work, n):
-    """The callgrind file of n evaluations by worker."""
+def callgrind(worker, work, n, upstream=None):
+    """The callgrind file of n evaluations by worker; with upstream (a
+    bench/run Nginx), of the systemone path to it instead of lexical."""
     out = tempfile.mkdtemp(prefix="cg-", dir=work)
     wrap = os.path.join(out, "worker.sh")
     with open(wrap, "w") as f:
@@ -53,9 +54,10 @@ def callgrind(worker, work, n):
     os.chmod(wrap, 0o755)
     g = gateway.Gateway(workers=1, worker=wrap, env={
         "SERVICE_DB_SYNC": os.environ.get("SYNC", "normal")})
-    key = br.bench_setup(g, out)
+    key = br.bench_setup(g, out, upstream.url if upstream else None)
     body = json.dumps({"model": "jev-latest", "state": br.STATE,
-                       "questions": br.QUESTIONS}).encode()
+                       "questions": br.UP_QUESTIONS if upstream
+                       else br.QUESTIONS}).encode()
     g.start()
     try:
         pid, = g.worker_pids()
@@ -136,27 +138,41 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--upstream", action="store_true",
+                    help="the systemone path to bench/run's nginx")
     ap.add_argument("workers", nargs="+")
     a = ap.parse_args()
     br.build()
     work = tempfile.mkdtemp(prefix="evalgate-instructions-")
     n = a.requests
-    for w in a.workers:
-        total, own, calls = parse(callgrind(os.path.abspath(w), work, n))
-        per = {k: sum(v for (callee, _), v in calls.items() if callee == k)
-               / n for k in ALLOC}
-        print("%s: %.0f user-space instructions per evaluation; %s" % (
-            w, total / n, ", ".join("%s %.1f" % (k, per[k])
-                                    for k in ALLOC)))
-        print("    own instructions per evaluation:")
-        for f, v in sorted(own.items(), key=lambda kv: -kv[1])[:a.top]:
-            print("    %8.0f %5.1f%%  %s" % (v / n, 100.0 * v / total, f))
-        print("    allocator calls per evaluation, by caller:")
-        rows = [(k, v) for k, v in calls.items() if k[0] in ALLOC]
-        for (callee, caller), v in sorted(rows,
-                                          key=lambda kv: -kv[1])[:a.top]:
-            print("    %8.1f  %-7s from %s" % (v / n, callee, caller))
-        sys.stdout.flush()
+    upstream = br.Nginx(work) if a.upstream else None
+    try:
+        for w in a.workers:
+            report(a, w, parse(callgrind(os.path.abspath(w), work, n,
+                                         upstream)))
+    finally:
+        if upstream:
+            upstream.stop()
+
+
+def report(a, w, parsed):
+    """Prints one worker's figures."""
+    n = a.requests
+    total, own, calls = parsed
+    per = {k: sum(v for (callee, _), v in calls.items() if callee == k)
+           / n for k in ALLOC}
+    print("%s: %.0f user-space instructions per evaluation; %s" % (
+        w, total / n, ", ".join("%s %.1f" % (k, per[k])
+                                for k in ALLOC)))
+    print("    own instructions per evaluation:")
+    for f, v in sorted(own.items(), key=lambda kv: -kv[1])[:a.top]:
+        print("    %8.0f %5.1f%%  %s" % (v / n, 100.0 * v / total, f))
+    print("    allocator calls per evaluation, by caller:")
+    rows = [(k, v) for k, v in calls.items() if k[0] in ALLOC]
+    for (callee, caller), v in sorted(rows,
+                                      key=lambda kv: -kv[1])[:a.top]:
+        print("    %8.1f  %-7s from %s" % (v / n, callee, caller))
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
