@@ -268,8 +268,8 @@ open_db(const char *path, int flags, struct error *e)
 {
 	sqlite3 *db;
 
-	/* Every connection of the process after the first, the attached
-	 * cache's too, writes its commits' WAL frames at once. */
+	/* Every connection of the process, the attached cache's too,
+	 * writes a commit's WAL frames at once (store_sqlite_vfs.c). */
 	store_sqlite_vfs_register();
 	if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
 	    SQLITE_OK) {
