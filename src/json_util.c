@@ -60,6 +60,10 @@ faithful_number(const char *t, size_t n)
 		return digits < strlen(max) || (digits == strlen(max) &&
 		    strncmp(t + (*t == '-'), max, digits) <= 0);
 	}
+	/* Without an exponent, fewer digits than DBL_MAX has before its
+	 * point (309) cannot overflow: the common case needs no strtod. */
+	if (n < 300 && memchr(t, 'e', n) == NULL && memchr(t, 'E', n) == NULL)
+		return 1;
 	if (n >= sizeof(buf) && (copy = malloc(n + 1)) == NULL)
 		return 1;	/* json-c's own answer stands */
 	memcpy(copy, t, n);

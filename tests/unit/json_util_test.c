@@ -299,6 +299,21 @@ main(void)
 	    "aaaaaaaaaaaaaaaaaaaaaaaa\": {\"b\": NaN}}";
 	why = ju_lossy(text, strlen(text), path, 16);
 	ok(why != NULL && strlen(path) == 15, "a long path is cut: %s", path);
+	/* Decimals without an exponent: 296 digits before the point are
+	 * finite, 320 are beyond DBL_MAX (json-c would keep infinity). */
+	{
+		char	big[400];
+		size_t	digits[] = { 296, 320 };
+
+		for (i = 0; i < 2; i++) {
+			memset(big, '0', sizeof(big));
+			memcpy(big, "{\"n\": 9", 7);
+			memcpy(big + 6 + digits[i], ".5}", 4);
+			why = ju_lossy(big, strlen(big), path, sizeof(path));
+			ok((why == NULL) == (i == 0), "%zu digits and a point:"
+			    " %s", digits[i], why ? why : "kept");
+		}
+	}
 	/* Text that ends inside a token is not read past its length. */
 	ok(ju_lossy("{\"a\": 1e999", 8, NULL, 0) == NULL,
 	    "only len bytes are read");
