@@ -102,6 +102,7 @@ wal_write(sqlite3_file *f, const void *p, int amt, sqlite3_int64 off)
 		w->at = off;
 	if (buf_add(&w->batch, p, (size_t)amt) != BUF_OK) {
 		/* Larger than a batch, or no memory: as SQLite would. */
+		w->commit = 0;
 		if ((rc = flush(w)) != SQLITE_OK)
 			return rc;
 		return REAL(f)->pMethods->xWrite(REAL(f), p, amt, off);
