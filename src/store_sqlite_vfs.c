@@ -68,7 +68,7 @@ flush(struct wal_file *w)
 		return SQLITE_OK;
 	rc = w->l.real->pMethods->xWrite(w->l.real, w->batch.p,
 	    (int)w->batch.len, w->at);
-	w->batch.len = 0;
+	buf_reset(&w->batch);
 	return rc;
 }
 
