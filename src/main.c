@@ -135,6 +135,7 @@ main(void)
 		store_maintain(store);
 		if (shm != NULL)
 			shm_maintain(shm);
+		shm_serving(shm, 1);
 		req_init(&r, &fcgi, &settings, store);
 		router_dispatch(&r);
 		/* With nothing left unread, close at once: libfcgi would
@@ -145,6 +146,7 @@ main(void)
 			FCGX_Detach(&fcgi);
 		req_free(&r);
 		FCGX_Finish_r(&fcgi);
+		shm_serving(shm, 0);
 		store_idle(store);
 	}
 	FCGX_Free(&fcgi, 1);

@@ -218,6 +218,7 @@ claim(struct shm *m)
 	if (i < n) {
 		fold(m->f, i);
 		w[i].backend_id = 0;
+		w[i].serving = 0;
 		w[i].started = m->started;
 		w[i].pid = getpid();
 		m->self = &w[i];
@@ -281,6 +282,7 @@ release(struct shm *m)
 		return;
 	if (m->self->pid == getpid()) {
 		m->self->backend_id = 0;
+		m->self->serving = 0;
 		m->self->pid = 0;
 	}
 	m->self = NULL;
@@ -367,6 +369,7 @@ shm_reap(struct shm *m)
 	for (i = 0; i < n; i++)
 		if (w[i].pid != 0 && !shm_owner_alive(&w[i])) {
 			w[i].backend_id = 0;
+			w[i].serving = 0;
 			w[i].pid = 0;
 			freed++;
 		}
@@ -407,8 +410,9 @@ shm_inflight_take(struct shm *m, int64_t backend_id, long limit)
 		if (busy < (size_t)limit || pass == 1 || shm_reap(m) == 0)
 			break;
 	}
-	if (busy < (size_t)limit)
-		m->self->backend_id = backend_id;
+	if (busy < (size_t)limit)	/* read without the lock too */
+		__atomic_store_n(&m->self->backend_id, backend_id,
+		    __ATOMIC_RELAXED);
 	shm_unlock(m);
 	return busy < (size_t)limit;
 }
@@ -418,7 +422,7 @@ shm_inflight_give(struct shm *m)
 {
 	if (m == NULL || m->self == NULL || shm_lock(m) == -1)
 		return;
-	m->self->backend_id = 0;
+	__atomic_store_n(&m->self->backend_id, 0, __ATOMIC_RELAXED);
 	shm_unlock(m);
 }
 

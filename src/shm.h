@@ -29,7 +29,7 @@
 
 #include "error.h"
 
-#define SHM_VERSION	6
+#define SHM_VERSION	7
 #define SHM_PROBES	64	/* replicas whose probe is remembered */
 #define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
 /* Slots for workers: the pool, the internal listener's, the console, and
@@ -38,6 +38,8 @@
 
 struct shm_worker {
 	pid_t	 pid;		/* owner; 0: free */
+	uint32_t serving;	/* 1 while the owner serves a request (set
+				 * by the owner alone, relaxed) */
 	uint64_t started;	/* the owner's start time (/proc), in ticks */
 	int64_t	 backend_id;	/* evaluation in flight to it; 0 none */
 };
@@ -162,6 +164,16 @@ enum shm_group	 shm_group_submit(struct shm *m, size_t len, int64_t wait_ms,
  * above; -1 none. */
 int		 shm_group_take(struct shm *m, const void **data, size_t *len,
 		    int *written);
+/* Leader, before a COMMIT it will sync: whether another worker serving
+ * a request, and not waiting on a backend, has its decision still to
+ * submit.  If so, sleeps until a record is submitted or the monotonic
+ * clock (clock_mono_us) passes until_us, and returns 1: take again.
+ * Those decisions then share the sync rather than each waiting for
+ * one of its own; 0 at once when there is nobody to wait for. */
+int		 shm_group_await(struct shm *m, int64_t until_us);
+/* Whether this process is serving a request (on 1) or waits for the
+ * next (0): what shm_group_await looks at. */
+void		 shm_serving(struct shm *m, int on);
 /* Leader: gives up the lead, to an owner waiting if there is one, so
  * that the next transaction begins while this one syncs. */
 void		 shm_group_leave(struct shm *m);

@@ -55,6 +55,11 @@ struct shm_file {
 	struct shm_admit	 admits[SHM_ADMITS];
 	uint64_t		 group_leader;	/* shm_group.c: the token of
 						 * the process leading; 0 */
+	uint32_t		 group_submits;	/* shm_group.c: counts the
+						 * records submitted while a
+						 * leader awaits one; the word
+						 * it sleeps on */
+	uint32_t		 group_awaiting;	/* 1 while it does */
 	struct shm_worker	 slots[];	/* nslots of them */
 	/* then the metrics table: nslots + 1 struct shm_metrics, the
 	 * last the retired figures (see metrics_of()); then, from a page

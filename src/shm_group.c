@@ -17,7 +17,10 @@
  * The owner sleeps on the state word (a futex in the shared mapping) and
  * is woken when a leader hands it on; every SHM_GROUP_CHECK_MS it looks
  * whether the leader it waits for is alive.  The lead is a token in the
- * file: the leader's pid and start time, 0 when nobody leads. */
+ * file: the leader's pid and start time, 0 when nobody leads.  A leader
+ * whose commit will be synced may await the records of workers still
+ * serving a request on group_submits, which a submitter bumps and wakes
+ * when group_awaiting says somebody sleeps there. */
 #include "config.h"
 
 #include <errno.h>
@@ -108,23 +111,36 @@ state_move(struct shm_record *r, uint32_t from, uint32_t to)
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-/* Sleeps while the state is still s, ms at most. */
+/* Sleeps while the word in the mapping is still v, us at most. */
 static void
-sleep_on(struct shm_record *r, uint32_t s, int64_t ms)
+futex_sleep(uint32_t *word, uint32_t v, int64_t us)
 {
 	struct timespec ts;
 
-	if (ms <= 0)
+	if (us <= 0)
 		return;
-	ts.tv_sec = (time_t)(ms / 1000);
-	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-	syscall(SYS_futex, &r->state, FUTEX_WAIT, s, &ts, NULL, 0);
+	ts.tv_sec = (time_t)(us / 1000000);
+	ts.tv_nsec = (long)(us % 1000000) * 1000L;
+	syscall(SYS_futex, word, FUTEX_WAIT, v, &ts, NULL, 0);
+}
+
+static void
+futex_wake(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* Sleeps while the record's state is still s, ms at most. */
+static void
+sleep_on(struct shm_record *r, uint32_t s, int64_t ms)
+{
+	futex_sleep(&r->state, s, ms * 1000);
 }
 
 static void
 wake(struct shm_record *r)
 {
-	syscall(SYS_futex, &r->state, FUTEX_WAKE, 1, NULL, NULL, 0);
+	futex_wake(&r->state);
 }
 
 /* Takes the lead if nobody has it or, with check, if its holder died. */
@@ -174,6 +190,15 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 
 	r->len = (uint32_t)len;
 	state_set(r, REC_READY);
+	/* A leader awaiting records is woken (shm_group_await).  The fence
+	 * orders our READY before our look at its flag, as its fence
+	 * orders its flag before its look at the records: one of us sees
+	 * the other. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&m->f->group_awaiting, __ATOMIC_RELAXED)) {
+		__atomic_add_fetch(&m->f->group_submits, 1, __ATOMIC_RELEASE);
+		futex_wake(&m->f->group_submits);
+	}
 	for (;; check = 1) {
 		switch (s = state_of(r)) {
 		case REC_DONE:
@@ -270,6 +295,47 @@ shm_group_take(struct shm *m, const void **data, size_t *len, int *written)
 		return (int)i;
 	}
 	return -1;
+}
+
+/* Whether the owner of slot i is to submit a decision soon: it serves
+ * a request, is not waiting on a backend, and has no record in. */
+static int
+pending(struct shm *m, size_t i)
+{
+	struct shm_worker *w = &m->f->slots[i];
+
+	return __atomic_load_n(&w->serving, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&w->backend_id, __ATOMIC_RELAXED) == 0 &&
+	    state_of(record(m->f, i)) == REC_FREE &&
+	    token_alive(token(w->pid, w->started));
+}
+
+int
+shm_group_await(struct shm *m, int64_t until_us)
+{
+	size_t		 n = (size_t)m->f->nslots, self = self_index(m), i;
+	int64_t		 left = until_us - clock_mono_us();
+	uint32_t	 seen;
+
+	if (left <= 0)
+		return 0;
+	seen = __atomic_load_n(&m->f->group_submits, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&m->f->group_awaiting, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (i = 0; i < n && (i == self || !pending(m, i)); i++)
+		;
+	if (i < n && next_waiting(m, REC_READY, REC_ORPHAN) == n)
+		futex_sleep(&m->f->group_submits, seen, left);
+	__atomic_store_n(&m->f->group_awaiting, 0, __ATOMIC_RELAXED);
+	return i < n;
+}
+
+void
+shm_serving(struct shm *m, int on)
+{
+	if (m != NULL && m->self != NULL)
+		__atomic_store_n(&m->self->serving, (uint32_t)on,
+		    __ATOMIC_RELAXED);
 }
 
 void

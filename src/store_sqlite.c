@@ -916,7 +916,8 @@ sq_begin_counters(struct store *st, struct error *e)
 int
 store_sync(struct store *st, struct error *e)
 {
-	sqlite3_file *f = NULL;
+	sqlite3_file	*f = NULL;
+	int64_t		 t0 = clock_mono_us();
 
 	/* The WAL; without one (it could not be set up), the commit went
 	 * to the database file itself. */
@@ -925,8 +926,10 @@ store_sync(struct store *st, struct error *e)
 		sqlite3_file_control(st->db, "main", SQLITE_FCNTL_FILE_POINTER,
 		    &f);
 	if (f != NULL && f->pMethods != NULL &&
-	    f->pMethods->xSync(f, SQLITE_SYNC_NORMAL) == SQLITE_OK)
+	    f->pMethods->xSync(f, SQLITE_SYNC_NORMAL) == SQLITE_OK) {
+		st->sync_us += (clock_mono_us() - t0 - st->sync_us) / 8;
 		return 0;
+	}
 	log_warn("database: %s: cannot sync a commit to disk",
 	    st->settings->db_path);
 	error_set(e, ERR_UNAVAILABLE, NULL,

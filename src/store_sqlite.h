@@ -32,6 +32,9 @@ extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 #define STORE_CKPT_WAIT_MS 50		/* a checkpoint waits for readers */
 #define STORE_READY_WAIT_MS 250		/* readiness waits for a write lock */
 #define STORE_BUSY_GRACE_MS 250		/* busy(): waiting after the queue */
+#define STORE_AWAIT_MAX_US 1000		/* a leader awaiting decisions for
+					 * its sync (store_sqlite_decision.c)
+					 * waits no longer than this */
 #define STORE_READY_FULL_MS 1000	/* a full disk met is not ready */
 #define STORE_PRUNE_BATCH 200		/* decisions one prune step examines */
 #define STORE_VACUUM_PAGES 128		/* pages one vacuum step frees, as
@@ -168,6 +171,8 @@ struct store {
 	enum { TX_NONE, TX_DATABASE, TX_CACHE } in_tx;	/* the file a
 					 * write transaction writes */
 	int		 sync_full;	/* SERVICE_DB_SYNC=full */
+	int64_t		 sync_us;	/* store_sync(): how long a sync
+					 * takes, smoothed */
 	int		 in_read;	/* store_read_begin() */
 	int64_t		 busy_since_us;	/* busy(): first wait */
 	int64_t		 busy_limit_ms;	/* busy(): then give up */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "json_util.h"
 #include "log.h"
 #include "settings.h"
@@ -278,12 +279,14 @@ refuse_waiting(struct shm *m, const struct error *e)
  * told how it went once the commit is durable.  When one of theirs, or
  * the commit, fails, all is rolled back and each owner writes its own
  * alone, to meet its own error.  Records a leader that died had taken
- * are looked for first, and said in the log. */
+ * are looked for first, and said in the log.  With full, the records of
+ * workers still serving are awaited a while before the COMMIT. */
 static int
 lead(struct store *st, struct shm *m, int written, struct error *e)
 {
 	int		 taken[SHM_GROUP_MAX], n = 0, i, h, w, sync, rc;
 	int		 orphans = written, found;
+	int64_t		 until;
 	const void	*data;
 	size_t		 len;
 	struct error	 fe = { 0 };
@@ -298,14 +301,21 @@ lead(struct store *st, struct shm *m, int written, struct error *e)
 		shm_group_leave(m);
 		return -1;
 	}
-	while (n < SHM_GROUP_MAX &&
-	    (h = shm_group_take(m, &data, &len, &w)) >= 0) {
-		taken[n++] = h;
-		orphans += w;
-		if ((rc = write_record(st, data, len, w, &fe)) < 0)
-			break;
-		found += rc;
-	}
+	/* With full, the decisions of workers about to submit are awaited,
+	 * as long as a sync takes at most, to share this commit's sync
+	 * rather than each wait for one of its own (shm_group_await). */
+	until = clock_mono_us() + (st->sync_full ? (st->sync_us <
+	    STORE_AWAIT_MAX_US ? st->sync_us : STORE_AWAIT_MAX_US) : 0);
+	do
+		while (n < SHM_GROUP_MAX && fe.code == ERR_NONE &&
+		    (h = shm_group_take(m, &data, &len, &w)) >= 0) {
+			taken[n++] = h;
+			orphans += w;
+			if ((rc = write_record(st, data, len, w, &fe)) >= 0)
+				found += rc;
+		}
+	while (n < SHM_GROUP_MAX && fe.code == ERR_NONE &&
+	    shm_group_await(m, until));
 	hold(st, "leading", n);
 	if (fe.code == ERR_NONE &&
 	    store_commit_unsynced(st, &sync, &fe) == 0) {

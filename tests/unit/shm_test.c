@@ -10,7 +10,8 @@
  * and the admission table (exact, rebuilt, evicted); shm_join maps only
  * a file the workers made; group commit (records taken once, each
  * owner told, the lead handed on, a wait bounded, a dead leader's records
- * taken over). */
+ * taken over; a leader awaits the records of workers serving, woken by
+ * the submission, and nobody else's). */
 #include "config.h"
 
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "shm.h"
 #include "tap.h"
 
@@ -367,6 +369,111 @@ test_group(void)
 	unlink(path);
 }
 
+/* A child that attaches, serves a request and says 'x', then does
+ * *what = 's' (submits its record after 100 ms and exits 0 once told
+ * DONE), 'b' (waits on backend 7, then waits) or 'p' (waits). */
+static void
+server_body(int fd, const void *arg)
+{
+	char		 what = *(const char *)arg;
+	struct error	 e = { 0 };
+	struct shm	*m = shm_attach(path, 4, 0600, &e);
+	size_t		 size;
+	char		*buf;
+	int		 w;
+
+	if (m == NULL || (buf = shm_group_buffer(m, &size)) == NULL ||
+	    (what == 'b' && shm_inflight_take(m, 7, 5) != 1))
+		_exit(9);
+	shm_serving(m, 1);
+	(void)write(fd, "x", 1);
+	if (what != 's')
+		pause();
+	usleep(100000);
+	memcpy(buf, "s", 2);
+	_exit(shm_group_submit(m, 2, 10000, &w, &e) == SHM_GROUP_DONE ? 0 : 1);
+}
+
+static pid_t
+server(char what)
+{
+	return spawn(server_body, &what, 'x', NULL);
+}
+
+/* Awaits until now + ms; 1 or 0 as shm_group_await, *took the ms it
+ * took. */
+static int
+await_ms(struct shm *m, int64_t ms, int64_t *took)
+{
+	int64_t t0 = clock_mono_us();
+	int	rc = shm_group_await(m, t0 + ms * 1000);
+
+	*took = (clock_mono_us() - t0) / 1000;
+	return rc;
+}
+
+static void
+test_await(void)
+{
+	struct error	 e = { 0 };
+	struct shm	*m;
+	const void	*data;
+	size_t		 size, len;
+	pid_t		 f, g;
+	int64_t		 took;
+	int		 h, w = 0, written, rc;
+
+	unlink(path);
+	m = shm_attach(path, 4, 0600, &e);
+	shm_serving(m, 1);
+	ok(shm_group_buffer(m, &size) != NULL &&
+	    shm_group_submit(m, 4, 1000, &written, &e) == SHM_GROUP_LEAD,
+	    "await: leading");
+	rc = await_ms(m, 5000, &took);
+	ok(rc == 0 && took < 1000,
+	    "nobody else serving: no wait (%lld ms)", (long long)took);
+
+	/* One serving submits after 100 ms: the leader wakes then. */
+	f = server('s');
+	rc = await_ms(m, 5000, &took);
+	ok(rc == 1 && took < 2000,
+	    "a worker serving: awaited until it submits (%lld ms)",
+	    (long long)took);
+	ok((h = shm_group_take(m, &data, &len, &w)) >= 0 &&
+	    strcmp(data, "s") == 0, "and its record is there to take");
+	rc = await_ms(m, 5000, &took);
+	ok(rc == 0 && took < 1000,
+	    "its record in: not awaited again (%lld ms)", (long long)took);
+	shm_group_finish(m, h, SHM_GROUP_DONE, NULL);
+	ok(exit_code(f) == 0, "its owner is told DONE");
+
+	/* Waiting on a backend, it will not submit soon. */
+	f = server('b');
+	rc = await_ms(m, 5000, &took);
+	ok(rc == 0 && took < 1000,
+	    "a worker waiting on a backend: not awaited (%lld ms)",
+	    (long long)took);
+
+	/* One serving that never submits: awaited until the time given,
+	 * then no more; killed, not at all. */
+	g = server('p');
+	rc = await_ms(m, 300, &took);
+	ok(rc == 1 && took >= 250 && took < 2000,
+	    "a worker serving that does not submit: awaited as long as "
+	    "asked (%lld ms)", (long long)took);
+	rc = await_ms(m, 0, &took);
+	ok(rc == 0, "then not again");
+	kill_wait(g);
+	rc = await_ms(m, 5000, &took);
+	ok(rc == 0 && took < 1000,
+	    "a worker killed serving: not awaited (%lld ms)",
+	    (long long)took);
+	kill_wait(f);
+	shm_group_leave(m);
+	shm_detach(m);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -532,5 +639,6 @@ main(void)
 	unlink(path);
 	test_metrics();
 	test_group();
+	test_await();
 	return tap_done();
 }
