@@ -219,6 +219,7 @@ claim(struct shm *m)
 		fold(m->f, i);
 		w[i].backend_id = 0;
 		w[i].serving = 0;
+		w[i].queued = 0;
 		w[i].started = m->started;
 		w[i].pid = getpid();
 		m->self = &w[i];
@@ -283,6 +284,7 @@ release(struct shm *m)
 	if (m->self->pid == getpid()) {
 		m->self->backend_id = 0;
 		m->self->serving = 0;
+		m->self->queued = 0;
 		m->self->pid = 0;
 	}
 	m->self = NULL;
@@ -370,6 +372,7 @@ shm_reap(struct shm *m)
 		if (w[i].pid != 0 && !shm_owner_alive(&w[i])) {
 			w[i].backend_id = 0;
 			w[i].serving = 0;
+			w[i].queued = 0;
 			w[i].pid = 0;
 			freed++;
 		}
@@ -499,6 +502,17 @@ shm_budget_take(struct shm *m, const char *key, int64_t now_ms, long limit)
 	return ok;
 }
 
+/* Says in our slot whether we wait in or hold a queue: a leader does
+ * not await the decision of a worker that waits behind it
+ * (shm_group_await). */
+static void
+queued(struct shm *m, int on)
+{
+	if (m->self != NULL)
+		__atomic_store_n(&m->self->queued, (uint32_t)on,
+		    __ATOMIC_RELAXED);
+}
+
 int
 shm_queue_enter(struct shm *m, enum shm_queue q, int64_t wait_ms)
 {
@@ -516,11 +530,13 @@ shm_queue_enter(struct shm *m, enum shm_queue q, int64_t wait_ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
+	queued(m, 1);
 	rc = pthread_mutex_timedlock(mx, &until);
 	if (rc == EOWNERDEAD)	/* its holder died in its transaction */
 		rc = pthread_mutex_consistent(mx);
 	if (rc == 0)
 		return 1;
+	queued(m, 0);
 	if (rc == ETIMEDOUT)
 		return -1;
 	if (rc != EDEADLK)	/* unusable: the next process remakes it */
@@ -531,8 +547,10 @@ shm_queue_enter(struct shm *m, enum shm_queue q, int64_t wait_ms)
 void
 shm_queue_leave(struct shm *m, enum shm_queue q)
 {
-	if (m != NULL && m->f != NULL && q < SHM_QUEUE__MAX)
+	if (m != NULL && m->f != NULL && q < SHM_QUEUE__MAX) {
 		pthread_mutex_unlock(&m->f->queues[q]);
+		queued(m, 0);
+	}
 }
 
 /* The entry of app_id in its bucket, or NULL with *spare the one a new

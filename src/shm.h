@@ -42,6 +42,8 @@ struct shm_worker {
 				 * by the owner alone, relaxed) */
 	uint64_t started;	/* the owner's start time (/proc), in ticks */
 	int64_t	 backend_id;	/* evaluation in flight to it; 0 none */
+	uint32_t queued;	/* 1 while the owner waits in or holds a
+				 * write-lock queue (the owner's, relaxed) */
 };
 
 /* Metrics (metrics.c): cells of counters, each slot's written by its
@@ -165,8 +167,8 @@ enum shm_group	 shm_group_submit(struct shm *m, size_t len, int64_t wait_ms,
 int		 shm_group_take(struct shm *m, const void **data, size_t *len,
 		    int *written);
 /* Leader, before a COMMIT it will sync: whether another worker serving
- * a request, and not waiting on a backend, has its decision still to
- * submit.  If so, sleeps until a record is submitted or the monotonic
+ * a request, and waiting neither on a backend nor in a write-lock
+ * queue, has its decision still to submit.  If so, sleeps until a record is submitted or the monotonic
  * clock (clock_mono_us) passes until_us, and returns 1: take again.
  * Those decisions then share the sync rather than each waiting for
  * one of its own; 0 at once when there is nobody to wait for. */

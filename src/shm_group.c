@@ -298,7 +298,8 @@ shm_group_take(struct shm *m, const void **data, size_t *len, int *written)
 }
 
 /* Whether the owner of slot i is to submit a decision soon: it serves
- * a request, is not waiting on a backend, and has no record in. */
+ * a request, waits neither on a backend nor in a queue (behind us,
+ * perhaps), and has no record in. */
 static int
 pending(struct shm *m, size_t i)
 {
@@ -306,6 +307,7 @@ pending(struct shm *m, size_t i)
 
 	return __atomic_load_n(&w->serving, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&w->backend_id, __ATOMIC_RELAXED) == 0 &&
+	    !__atomic_load_n(&w->queued, __ATOMIC_RELAXED) &&
 	    state_of(record(m->f, i)) == REC_FREE &&
 	    token_alive(token(w->pid, w->started));
 }

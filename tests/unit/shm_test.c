@@ -371,7 +371,9 @@ test_group(void)
 
 /* A child that attaches, serves a request and says 'x', then does
  * *what = 's' (submits its record after 100 ms and exits 0 once told
- * DONE), 'b' (waits on backend 7, then waits) or 'p' (waits). */
+ * DONE), 'b' (waits on backend 7, then waits), 'q' (waits in the
+ * database's write-lock queue, exits 0 once it has it) or 'p'
+ * (waits). */
 static void
 server_body(int fd, const void *arg)
 {
@@ -387,6 +389,8 @@ server_body(int fd, const void *arg)
 		_exit(9);
 	shm_serving(m, 1);
 	(void)write(fd, "x", 1);
+	if (what == 'q')
+		_exit(shm_queue_enter(m, SHM_QUEUE_DB, 10000) == 1 ? 0 : 1);
 	if (what != 's')
 		pause();
 	usleep(100000);
@@ -453,6 +457,18 @@ test_await(void)
 	ok(rc == 0 && took < 1000,
 	    "a worker waiting on a backend: not awaited (%lld ms)",
 	    (long long)took);
+
+	/* Waiting in the queue we hold, it cannot submit before we are
+	 * done. */
+	ok(shm_queue_enter(m, SHM_QUEUE_DB, 1000) == 1, "holding the queue");
+	g = server('q');
+	usleep(100000);		/* asleep in the queue */
+	rc = await_ms(m, 5000, &took);
+	ok(rc == 0 && took < 1000,
+	    "a worker waiting in the queue: not awaited (%lld ms)",
+	    (long long)took);
+	shm_queue_leave(m, SHM_QUEUE_DB);
+	ok(exit_code(g) == 0, "it has the queue once we leave it");
 
 	/* One serving that never submits: awaited until the time given,
 	 * then no more; killed, not at all. */
