@@ -168,10 +168,11 @@ int		 shm_group_take(struct shm *m, const void **data, size_t *len,
 		    int *written);
 /* Leader, before a COMMIT it will sync: whether another worker serving
  * a request, and waiting neither on a backend nor in a write-lock
- * queue, has its decision still to submit.  If so, sleeps until a record is submitted or the monotonic
- * clock (clock_mono_us) passes until_us, and returns 1: take again.
- * Those decisions then share the sync rather than each waiting for
- * one of its own; 0 at once when there is nobody to wait for. */
+ * queue, has its decision still to submit.  If so, sleeps until a
+ * record is submitted or the monotonic clock (clock_mono_us) passes
+ * until_us, and returns 1: take again.  Those decisions then share the
+ * sync rather than each waiting for one of its own; 0 at once when
+ * there is nobody to wait for. */
 int		 shm_group_await(struct shm *m, int64_t until_us);
 /* Whether this process is serving a request (on 1) or waits for the
  * next (0): what shm_group_await looks at. */
