@@ -193,7 +193,8 @@ def scenario(kind, sizes, floor_bin, workers_bins, up_url, body_file,
         for label, binary in builds:
             is_floor = label == "floor"
             env = {"FLOOR_SLEEP_MS": str(int(SLEEP_S * 1000))} if is_floor \
-                else {"SERVICE_WORKERS": str(w)}
+                else {"SERVICE_WORKERS": str(w),
+                      "SERVICE_CPU_AFFINITY": "1"}
             g, key, t0 = start(kind, w, binary, env,
                                None if is_floor else
                                lambda g: setup(g, up_url, w))

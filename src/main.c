@@ -115,6 +115,9 @@ main(void)
 		error_clear(&e);
 	}
 	shm_set_host(shm);
+	if (settings.cpu_affinity && shm_spread(shm) == -1)
+		log_warn("SERVICE_CPU_AFFINITY: cannot keep to one CPU, "
+		    "runs on any");
 	metrics_setup(&settings);
 	/* A database that cannot be opened yet is answered with 503s, and
 	 * tried again between requests: not a reason to exit. */

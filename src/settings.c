@@ -88,6 +88,11 @@ static const struct setting table[] = {
 	{ "SERVICE_ACCESS_LOG", K_LONG, "0", 0, 1, { NULL }, NUM(access_log),
 	  "1: one logfmt line per request on stderr (the web server's "
 	  "error log); 0: none" },
+	{ "SERVICE_CPU_AFFINITY", K_LONG, "0", 0, 1, { NULL },
+	  NUM(cpu_affinity),
+	  "1: each worker keeps to one CPU, the one the fewest of the "
+	  "host's workers keep to (for a host whose CPUs serve mainly the "
+	  "gateway); 0: workers run where the kernel puts them" },
 #ifdef EVALGATE_TEST_HOOKS
 	{ "SERVICE_TEST_CLOCK_FILE", K_PATH, "", 0, 0, { NULL },
 	  STR(test_clock_file),

@@ -30,6 +30,7 @@ struct settings {
 	long	metrics;		/* 1: count for GET /metrics */
 	long	metrics_key_required;	/* 1: /metrics needs an admin key */
 	long	access_log;		/* 1: a line per request */
+	long	cpu_affinity;		/* 1: each worker keeps to a CPU */
 #ifdef EVALGATE_TEST_HOOKS
 	char	test_clock_file[4096];	/* --enable-test-hooks only */
 	long	test_queue_hold_ms;	/* the same */

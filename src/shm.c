@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,6 +221,7 @@ claim(struct shm *m)
 		w[i].backend_id = 0;
 		w[i].serving = 0;
 		w[i].queued = 0;
+		w[i].cpu = m->cpu;
 		w[i].started = m->started;
 		w[i].pid = getpid();
 		m->self = &w[i];
@@ -255,6 +257,7 @@ attach(const char *path, int workers, mode_t mode, int join,
 	m->join = join;
 	m->want = SHM_SLOTS(workers > 0 ? workers : 1);
 	m->fd = -1;
+	m->cpu = -1;
 	m->started = shm_proc_started(getpid());
 	if (map_file(m, e) == -1) {
 		free(m);
@@ -273,6 +276,47 @@ struct shm *
 shm_join(const char *path, struct error *e)
 {
 	return attach(path, 1, 0, 1, e);
+}
+
+/* The scheduler wakes a worker on the CPU it last ran on unless another
+ * is idle at that instant: with as many workers as CPUs, both of a
+ * 2-CPU host's workers were found queued on one CPU while the other
+ * idled a third of the time (issue 24).  A slot names the CPU its owner
+ * keeps to; a new worker takes the least named of those it may use.
+ * Slots of owners killed without freeing them still count until taken
+ * again: looking whether each owner lives would hold the lock for every
+ * slot at every start. */
+int
+shm_spread(struct shm *m)
+{
+	int			 named[CPU_SETSIZE];
+	cpu_set_t		 allowed, one;
+	struct shm_worker	*w;
+	size_t			 i, n;
+	int			 cpu, best = -1;
+
+	if (m == NULL || m->self == NULL ||
+	    sched_getaffinity(0, sizeof(allowed), &allowed) == -1 ||
+	    shm_lock(m) == -1)
+		return -1;
+	memset(named, 0, sizeof(named));
+	w = shm_slots(m, &n);
+	for (i = 0; i < n; i++)
+		if (w[i].pid != 0 && &w[i] != m->self && w[i].cpu >= 0 &&
+		    w[i].cpu < CPU_SETSIZE)
+			named[w[i].cpu]++;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &allowed) &&
+		    (best == -1 || named[cpu] < named[best]))
+			best = cpu;
+	CPU_ZERO(&one);
+	if (best != -1)
+		CPU_SET(best, &one);
+	if (best == -1 || sched_setaffinity(0, sizeof(one), &one) == -1)
+		best = -1;
+	m->cpu = m->self->cpu = best;
+	shm_unlock(m);
+	return best;
 }
 
 /* Frees this process's slot in the mapping it holds. */

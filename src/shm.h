@@ -29,7 +29,7 @@
 
 #include "error.h"
 
-#define SHM_VERSION	7
+#define SHM_VERSION	8
 #define SHM_PROBES	64	/* replicas whose probe is remembered */
 #define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
 /* Slots for workers: the pool, the internal listener's, the console, and
@@ -44,6 +44,8 @@ struct shm_worker {
 	int64_t	 backend_id;	/* evaluation in flight to it; 0 none */
 	uint32_t queued;	/* 1 while the owner waits in or holds a
 				 * write-lock queue (the owner's, relaxed) */
+	int32_t	 cpu;		/* the CPU the owner keeps to (shm_spread);
+				 * -1: any */
 };
 
 /* Metrics (metrics.c): cells of counters, each slot's written by its
@@ -73,6 +75,12 @@ struct shm	*shm_attach(const char *path, int workers, mode_t mode,
  * user's), so that its writes wait in the host's queues.  NULL with e
  * set when there is none: the console writes without them. */
 struct shm	*shm_join(const char *path, struct error *e);
+/* SERVICE_CPU_AFFINITY: keeps this process to one of the CPUs it may
+ * run on, the one that the fewest live slots of the host name, and
+ * names it in its slot (and in the slot it takes in a file made anew).
+ * The CPU, or -1 when it cannot (no mapping or slot, or the kernel
+ * refused): the process then runs where the kernel puts it. */
+int		 shm_spread(struct shm *m);
 /* Frees this process's slot and unmaps.  NULL is fine. */
 void		 shm_detach(struct shm *m);
 /* Between requests: maps the file anew if it was unlinked or replaced

@@ -102,6 +102,8 @@ struct shm {
 	size_t			 size;		/* bytes mapped */
 	struct shm_worker	*self;		/* in f; NULL: no slot */
 	uint64_t		 started;	/* this process's start time */
+	int			 cpu;		/* shm_spread(): the CPU it
+						 * keeps to; -1: any */
 	size_t			 cursor;	/* shm_group.c: the slot its
 						 * next look for records starts
 						 * at */

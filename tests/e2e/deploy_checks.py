@@ -7,7 +7,9 @@ answers in the spec's format (and no TRACE echo of a key), the worker's JSON 413
 SERVICE_MAX_BODY_BYTES and the server's own refusal past its limit,
 /admin/v1 only on the internal listener (a spoofed Host header or an
 absolute request-target naming the internal port, on the public port:
-404), and several workers writing one database at once."""
+404), several workers writing one database at once, and those workers
+spread over the CPUs, each kept to one (SERVICE_CPU_AFFINITY=1, as both
+ship)."""
 
 import json
 import os
@@ -281,6 +283,35 @@ def test_several_workers(t, g, key):
          g.worker_pids())
 
 
+def cpu_list(text):
+    """The CPUs of a list such as "0-2,5": a set."""
+    cpus = set()
+    for part in text.strip().split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def test_cpu_affinity(t, g):
+    """SERVICE_CPU_AFFINITY=1: each worker keeps to one CPU, and the pool
+    is spread evenly over the CPUs the server may use."""
+    kept = {}
+    for pid in g.worker_pids():
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                for line in f:
+                    if line.startswith("Cpus_allowed_list:"):
+                        kept[pid] = cpu_list(line.split(":", 1)[1])
+        except OSError:
+            pass                # exited meanwhile
+    mine = os.sched_getaffinity(0)
+    t.ok(kept and all(len(c) == 1 and c <= mine for c in kept.values()),
+         "each worker keeps to one CPU", kept)
+    per = [sum(1 for c in kept.values() if cpu in c) for cpu in mine]
+    t.ok(max(per) - min(per) <= 1,
+         "the workers spread evenly over the %d CPUs" % len(mine), per)
+
+
 def run_shared(t, g, over_limit_status):
     """Every check above, in order, on a started gateway g whose web
     server answers bodies over twice the limit itself with
@@ -292,4 +323,5 @@ def run_shared(t, g, over_limit_status):
     t.run([test_server_errors], g)
     t.run([test_admin_listener], g, key, root)
     t.run([test_several_workers], g, key)
+    t.run([test_cpu_affinity], g)
     return key, root

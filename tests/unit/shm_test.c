@@ -11,9 +11,12 @@
  * a file the workers made; group commit (records taken once, each
  * owner told, the lead handed on, a wait bounded, a dead leader's records
  * taken over; a leader awaits the records of workers serving, woken by
- * the submission, and nobody else's). */
+ * the submission, and nobody else's); SERVICE_CPU_AFFINITY (workers
+ * spread evenly over the CPUs they may use, each kept to its own, a
+ * freed CPU taken by the next, the CPU kept in a file made anew). */
 #include "config.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -490,6 +493,113 @@ test_await(void)
 	unlink(path);
 }
 
+/* A child that attaches and spreads, then tells (after its 'x') the CPU
+ * it keeps to, whether that is the one CPU it may run on, and the CPU
+ * its slot names; with *arg 'n', in a file made anew after it spread.
+ * Then waits to be killed. */
+static void
+spread_body(int fd, const void *arg)
+{
+	struct error	 e = { 0 };
+	struct shm	*m = shm_attach(path, 4, 0600, &e);
+	cpu_set_t	 now;
+	int		 told[3];
+
+	if (m == NULL)
+		_exit(9);
+	told[0] = shm_spread(m);
+	told[1] = sched_getaffinity(0, sizeof(now), &now) == 0 &&
+	    CPU_COUNT(&now) == 1 && told[0] >= 0 && CPU_ISSET(told[0], &now);
+	if (*(const char *)arg == 'n' && (unlink(path) == -1 ||
+	    shm_maintain(m) == -1))
+		_exit(9);
+	if (shm_lock(m) == -1)
+		_exit(9);
+	told[2] = shm_self(m)->cpu;
+	shm_unlock(m);
+	(void)write(fd, "x", 1);
+	(void)write(fd, told, sizeof(told));
+	pause();
+}
+
+/* Starts a spreading child; told as spread_body tells it. */
+static pid_t
+spreader(char what, int told[3])
+{
+	int	 rd;
+	pid_t	 pid = spawn(spread_body, &what, 'x', &rd);
+
+	if (pid == -1 || read(rd, told, 3 * sizeof(int)) !=
+	    (ssize_t)(3 * sizeof(int)))
+		told[0] = told[1] = told[2] = -2;
+	close(rd);
+	return pid;
+}
+
+static void
+test_spread(void)
+{
+	struct error	 e = { 0 };
+	struct shm	*m;
+	cpu_set_t	 allowed;
+	pid_t		 kids[32];
+	int		 told[32][3], per[CPU_SETSIZE] = { 0 };
+	int		 ncpu, k, i, mine, kept = 1, named = 1, lo, hi;
+
+	unlink(path);
+	m = shm_attach(path, 4, 0600, &e);
+	if (m == NULL || sched_getaffinity(0, sizeof(allowed), &allowed) ==
+	    -1)
+		abort();
+	ncpu = CPU_COUNT(&allowed);
+	k = 2 * (ncpu < 16 ? ncpu : 16);	/* two to a CPU */
+	for (i = 0; i < k; i++) {
+		kids[i] = spreader('w', told[i]);
+		kept &= told[i][1] == 1;
+		named &= told[i][2] == told[i][0];
+		if (told[i][0] >= 0 && told[i][0] < CPU_SETSIZE &&
+		    CPU_ISSET(told[i][0], &allowed))
+			per[told[i][0]]++;
+	}
+	ok(kept, "spread: each of %d workers keeps to one CPU it may use", k);
+	ok(named, "spread: each slot names its worker's CPU");
+	for (i = 0, lo = k, hi = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &allowed)) {
+			lo = per[i] < lo ? per[i] : lo;
+			hi = per[i] > hi ? per[i] : hi;
+		}
+	ok(ncpu <= 16 ? lo == 2 && hi == 2 : hi == 1,
+	    "spread: evenly over the %d CPUs (%d to %d a CPU)", ncpu, lo, hi);
+
+	/* One killed, its slot reaped: the next worker takes its CPU. */
+	mine = told[0][0];
+	kill_wait(kids[0]);
+	ok(shm_lock(m) == 0 && shm_reap(m) == 1, "spread: one killed");
+	shm_unlock(m);
+	kids[0] = spreader('w', told[0]);
+	ok(ncpu > 16 || told[0][0] == mine,
+	    "spread: the next takes the CPU it freed (%d, was %d)",
+	    told[0][0], mine);
+
+	/* The file deleted under a spread worker: its new slot names the
+	 * CPU it keeps to, the highest (as a slot new and zeroed would
+	 * not, but on a host of one CPU). */
+	for (i = 0, hi = 0; i < k; i++)
+		hi = told[i][0] > told[hi][0] ? i : hi;
+	mine = told[hi][0];
+	kill_wait(kids[hi]);
+	ok(shm_lock(m) == 0 && shm_reap(m) == 1, "spread: another killed");
+	shm_unlock(m);
+	kids[hi] = spreader('n', told[hi]);
+	ok(told[hi][0] == mine && told[hi][2] == mine,
+	    "spread: a file made anew names the CPU kept (%d, %d)",
+	    told[hi][0], told[hi][2]);
+	for (i = 0; i < k; i++)
+		kill_wait(kids[i]);
+	shm_detach(m);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -656,5 +766,6 @@ main(void)
 	test_metrics();
 	test_group();
 	test_await();
+	test_spread();
 	return tap_done();
 }
