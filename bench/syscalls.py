@@ -6,19 +6,23 @@ The probe bench/RESULTS.md's Notes describe, as a script: for each
 worker program given (say, an -O2 build of an older commit and the one
 bench/run builds), a gateway as bench/run makes it (lighttpd, 2 workers,
 the lexical schema, SERVICE_DB_SYNC=normal unless SYNC says otherwise),
+each worker kept to its own CPU as both sample configurations set it,
 2 s of warm-up, then wrk -c16 for N s alone (requests/s, p50, p99) and
 N s again with `perf stat -e 'syscalls:sys_enter_*'` attached to both
 workers: each system call per evaluation, the workers' CPU time per
-evaluation and the largest worker's PSS.  Builds run in the order
+evaluation and the largest worker's PSS.  --upstream measures the
+systemone path to bench/run's fixed-answer nginx instead (started for
+the run), the `upstream normal` row's body.  Builds run in the order
 A B .. B A .. (--rounds times), so that a trend over the run cancels.
 
-  bench/syscalls.py [--seconds N] [--rounds N] WORKER [WORKER ...]
+  bench/syscalls.py [--seconds N] [--rounds N] [--upstream] WORKER ...
 
 Needs perf with access to the syscall tracepoints (root, or
 perf_event_paranoid below 2).  Figures only: nothing is asserted.
 """
 
 import argparse
+import atexit
 import importlib.machinery
 import importlib.util
 import json
@@ -51,10 +55,11 @@ def pss_kib(pid):
         return 0
 
 
-def one(worker, work, body, seconds):
+def one(worker, work, body, seconds, upstream=None):
     g = gateway.Gateway(workers=br.WORKERS, worker=worker, env={
-        "SERVICE_DB_SYNC": os.environ.get("SYNC", "normal")})
-    key = br.bench_setup(g, work)
+        "SERVICE_DB_SYNC": os.environ.get("SYNC", "normal"),
+        "SERVICE_WORKERS": str(br.WORKERS), "SERVICE_CPU_AFFINITY": "1"})
+    key = br.bench_setup(g, work, upstream.url if upstream else None)
     g.start()
     try:
         url = "http://127.0.0.1:%d/v1/systemone" % g.port
@@ -89,20 +94,25 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--upstream", action="store_true",
+                    help="the systemone path to a fixed-answer nginx")
     ap.add_argument("workers", nargs="+")
     a = ap.parse_args()
     br.build()
     work = tempfile.mkdtemp(prefix="evalgate-syscalls-")
+    upstream = br.Nginx(work) if a.upstream else None
+    atexit.register(lambda: upstream and upstream.stop())
     body = os.path.join(work, "body.json")
     with open(body, "w") as f:
         json.dump({"model": "jev-latest", "state": br.STATE,
-                   "questions": br.QUESTIONS}, f)
+                   "questions": br.UP_QUESTIONS if upstream
+                   else br.QUESTIONS}, f)
     order = []
     for i in range(a.rounds):
         order += a.workers if i % 2 == 0 else a.workers[::-1]
     for w in order:
         r, per, total, us, pss = one(os.path.abspath(w), work, body,
-                                     a.seconds)
+                                     a.seconds, upstream)
         print("%s: %.0f req/s, p50 %.3f ms, p99 %.3f ms; %.1f system "
               "calls and %.0f us of CPU per evaluation; PSS %.1f MiB" % (
                   w, r["rps"], r["p50"], r["p99"], total, us,
