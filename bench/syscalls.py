@@ -39,7 +39,6 @@ loader = importlib.machinery.SourceFileLoader(
 spec = importlib.util.spec_from_loader("benchrun", loader)
 br = importlib.util.module_from_spec(spec)
 loader.exec_module(br)
-gateway = br.gateway
 
 
 def cpu_ticks(pid):
@@ -56,11 +55,9 @@ def pss_kib(pid):
 
 
 def one(worker, work, body, seconds, upstream=None):
-    g = gateway.Gateway(workers=br.WORKERS, worker=worker, env={
-        "SERVICE_DB_SYNC": os.environ.get("SYNC", "normal"),
-        "SERVICE_WORKERS": str(br.WORKERS), "SERVICE_CPU_AFFINITY": "1"})
-    key = br.bench_setup(g, work, upstream.url if upstream else None)
-    g.start()
+    g, key = br.gateway_with(os.environ.get("SYNC", "normal"),
+                             upstream.url if upstream else None, work,
+                             worker=worker)
     try:
         url = "http://127.0.0.1:%d/v1/systemone" % g.port
         br.wrk(url, body, key, 2, 16, 2)
