@@ -81,6 +81,12 @@ kept_begin(struct kept *m, int64_t generation)
 	m->generation = generation;
 }
 
+int64_t
+kept_generation(const struct kept *m)
+{
+	return m != NULL ? m->generation : -1;
+}
+
 void
 kept_end(struct kept *m)
 {

@@ -11,7 +11,9 @@
  * first statement of a request's read snapshot and hands it to
  * kept_begin(); the rows are used only inside that snapshot, so a row
  * kept_get() gives is one the snapshot would have read.  Only rows that
- * were found are kept. */
+ * were found are kept.  (SQLite can tell without a read that nothing
+ * moved the generation since: store_sqlite.c then begins the snapshot
+ * with the rows it still has, and opens it at its first statement.) */
 #ifndef EVALGATE_KEPT_H
 #define EVALGATE_KEPT_H
 
@@ -32,6 +34,8 @@ void		 kept_free(struct kept *m);
  * an older one, and gives rows until kept_end(). */
 void		 kept_begin(struct kept *m, int64_t generation);
 void		 kept_end(struct kept *m);
+/* The generation of the rows kept; -1 none. */
+int64_t		 kept_generation(const struct kept *m);
 /* 1 with the row kept under key copied into out (sharing what it owns
  * by reference), or 0: not kept, or not inside a snapshot. */
 int		 kept_get(struct kept *m, enum kept_kind k, const char *key,

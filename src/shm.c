@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +78,12 @@ setup(struct shm_file *f, size_t nslots)
 	memset(f, 0, sizeof(*f) + nslots * sizeof(f->slots[0]));
 	f->version = SHM_VERSION;
 	f->nslots = nslots;
+	/* Run ids unlike those of a file this one replaces. */
+	if (getrandom(&f->counters[SHM_COUNTER_CATALOG_RUNS],
+	    sizeof(f->counters[0]), GRND_NONBLOCK) != sizeof(f->counters[0]))
+		f->counters[SHM_COUNTER_CATALOG_RUNS] =
+		    (uint64_t)time(NULL) << 24 ^ (uint64_t)getpid();
+	f->counters[SHM_COUNTER_COOLDOWNS] = 1;
 	if (pthread_mutexattr_init(&a) != 0)
 		return -1;
 	rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED) != 0 ||
@@ -666,6 +673,40 @@ shm_marked(struct shm *m, enum shm_mark k)
 	at = m->f->marks[k];
 	shm_unlock(m);
 	return at;
+}
+
+int
+shm_counter(struct shm *m, enum shm_counter k, uint64_t *v)
+{
+	if (m == NULL || m->f == NULL || k >= SHM_COUNTER__MAX)
+		return -1;
+	*v = __atomic_load_n(&m->f->counters[k], __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void
+shm_counter_set(struct shm *m, enum shm_counter k, uint64_t v)
+{
+	if (m != NULL && m->f != NULL && k < SHM_COUNTER__MAX)
+		__atomic_store_n(&m->f->counters[k], v, __ATOMIC_SEQ_CST);
+}
+
+uint64_t
+shm_counter_next(struct shm *m, enum shm_counter k)
+{
+	if (m == NULL || m->f == NULL || k >= SHM_COUNTER__MAX)
+		return 0;
+	return __atomic_add_fetch(&m->f->counters[k], 1, __ATOMIC_SEQ_CST);
+}
+
+int
+shm_counter_swap(struct shm *m, enum shm_counter k, uint64_t expect,
+    uint64_t want)
+{
+	if (m == NULL || m->f == NULL || k >= SHM_COUNTER__MAX)
+		return 0;
+	return __atomic_compare_exchange_n(&m->f->counters[k], &expect, want,
+	    0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 struct shm_metrics *

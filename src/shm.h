@@ -16,10 +16,11 @@
  * another version or size is not reused: it is unlinked and a new one
  * made, so processes of two versions never share a layout.  A slot is
  * owned by a process (pid and start time, against pid reuse) and freed
- * when its owner is gone.  Everything in the mapping is read and
- * written under shm_lock(); an owner killed while holding it leaves an
- * update half done, so every update is written to be harmless when cut
- * short (one field, or fields that are only read together with it). */
+ * when its owner is gone.  Everything in the mapping but the metrics'
+ * cells and the counters is read and written under shm_lock(); an owner
+ * killed while holding it leaves an update half done, so every update
+ * is written to be harmless when cut short (one field, or fields that
+ * are only read together with it). */
 #ifndef EVALGATE_SHM_H
 #define EVALGATE_SHM_H
 
@@ -29,7 +30,7 @@
 
 #include "error.h"
 
-#define SHM_VERSION	8
+#define SHM_VERSION	9
 #define SHM_PROBES	64	/* replicas whose probe is remembered */
 #define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
 /* Slots for workers: the pool, the internal listener's, the console, and
@@ -232,6 +233,32 @@ enum shm_mark { SHM_MARK_DB_FULL, SHM_MARK_CACHE_FULL, SHM_MARK__MAX };
 void		 shm_mark(struct shm *m, enum shm_mark k, int64_t at_ms);
 /* When k was last marked; 0 never (or no mapping). */
 int64_t		 shm_marked(struct shm *m, enum shm_mark k);
+
+/* Counters that any process reads and moves without the lock (atomics),
+ * read on every request: whoever changes something that workers keep a
+ * copy of or look up in a file moves one, so that a worker reads the
+ * file again only when one moved (store_sqlite.c and
+ * store_sqlite_cache.c say what each holds).  A new file starts
+ * COOLDOWNS at 1, CATALOG_RUNS at a random value and the others at 0. */
+enum shm_counter {
+	SHM_COUNTER_CATALOG_RUN,	/* the database's run of commits that
+					 * left the catalog alone: id << 32 |
+					 * the number of its last commit */
+	SHM_COUNTER_CATALOG_RUNS,	/* gives the runs their ids */
+	SHM_COUNTER_COOLDOWNS,		/* moved by each cool-down written */
+	SHM_COUNTER_COOLDOWNS_NONE,	/* COOLDOWNS when the cache was last
+					 * found to hold none */
+	SHM_COUNTER__MAX
+};
+/* 0 and *v, or -1: no mapping. */
+int		 shm_counter(struct shm *m, enum shm_counter k, uint64_t *v);
+void		 shm_counter_set(struct shm *m, enum shm_counter k,
+		    uint64_t v);
+/* Adds 1 and returns the new value; 0 with no mapping. */
+uint64_t	 shm_counter_next(struct shm *m, enum shm_counter k);
+/* Sets k to want if it still holds expect: whether it did. */
+int		 shm_counter_swap(struct shm *m, enum shm_counter k,
+		    uint64_t expect, uint64_t want);
 
 /* The process's mapping, for the modules that count in it: set once
  * at start by the worker; NULL where there is none (the console). */

@@ -49,6 +49,7 @@ struct shm_file {
 	struct shm_probe	 probes[SHM_PROBES];
 	struct shm_budget	 budgets[SHM_BUDGETS];
 	int64_t			 marks[SHM_MARK__MAX];	/* epoch ms */
+	uint64_t		 counters[SHM_COUNTER__MAX];	/* atomics */
 	struct shm_name_table	 names[SHM_NAMES__MAX];
 	/* The write-lock queues: robust, process-shared. */
 	pthread_mutex_t		 queues[SHM_QUEUE__MAX];

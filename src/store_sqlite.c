@@ -408,6 +408,8 @@ wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	int		 i = strcmp(name, ckpt_files[0]) != 0;
 
 	(void)db;
+	if (i == 0)
+		st->wrote_main = 1;
 	if (frames < st->ckpt[i].seen)		/* the WAL was restarted */
 		st->ckpt[i].next = 0;
 	st->ckpt[i].seen = frames;
@@ -416,6 +418,21 @@ wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 		st->ckpt[i].next = frames + STORE_CKPT_FRAMES;
 	}
 	return SQLITE_OK;
+}
+
+/* Notes that a statement moved the catalog's generation: the triggers
+ * of every catalog table update its row (schema.sql). */
+static void
+update_hook(void *arg, int op, const char *db, const char *table,
+    sqlite3_int64 rowid)
+{
+	struct store *st = arg;
+
+	(void)op;
+	(void)rowid;
+	if (strcmp(table, "catalog_generation") == 0 &&
+	    strcmp(db, "main") == 0)
+		st->wrote_catalog = 1;
 }
 
 void
@@ -472,6 +489,8 @@ disconnect(struct store *st)
 	}
 	kept_free(st->kept);
 	st->kept = NULL;
+	st->kept_run = 0;
+	st->main_file = NULL;
 	store_queue_leave(st, TX_DATABASE);
 	store_queue_leave(st, TX_CACHE);
 	sqlite3_close(st->db);
@@ -503,7 +522,12 @@ connect_db(struct store *st, struct error *e)
 	st->cache_dev = sb.st_dev;
 	sqlite3_busy_handler(st->db, busy, st);
 	sqlite3_wal_hook(st->db, wal_hook, st);
+	sqlite3_update_hook(st->db, update_hook, st);
 	memset(st->ckpt, 0, sizeof(st->ckpt));
+	st->main_file = NULL;
+	if (sqlite3_file_control(st->db, "main", SQLITE_FCNTL_FILE_POINTER,
+	    &st->main_file) != SQLITE_OK)
+		st->main_file = NULL;
 	if (st->cache_only)
 		return 0;
 	if ((v = user_version(st->db)) != SCHEMA_VERSION) {
@@ -684,6 +708,8 @@ sq_ready(struct store *st, int *db_ok, int *cache_ok)
 	    shm_marked(m, SHM_MARK_CACHE_FULL) < since;
 }
 
+static void	read_open(struct store *st);
+
 sqlite3_stmt *
 store_stmt(struct store *st, enum stmt id, struct error *e)
 {
@@ -699,6 +725,8 @@ store_stmt(struct store *st, enum stmt id, struct error *e)
 		error_set(e, ERR_INTERNAL, NULL, "no statement %d", (int)id);
 		return NULL;
 	}
+	if (st->read_lazy)		/* a row not kept: read it there */
+		read_open(st);
 	if (st->stmts[id] != NULL) {
 		sqlite3_reset(st->stmts[id]);
 		sqlite3_clear_bindings(st->stmts[id]);
@@ -795,17 +823,112 @@ generation(struct store *st)
 	return n;
 }
 
+/*
+ * Runs of commits.  Reading the generation costs a read transaction:
+ * locks on the shared memory, whose cost grows with the processes that
+ * have the file open, and pages read again after every other worker's
+ * commit.  Yet almost every commit is a decision, which leaves the
+ * catalog alone.  So the host counts the commits it makes that leave the
+ * catalog alone and follow one another: the wal-index numbers every
+ * commit to the database, by any process, and a write transaction reads
+ * that number once it holds the write lock (store_sqlite_vfs_commits).
+ * After its commit, while it still heads the host's write-lock queue, a
+ * commit numbered right after the run's last that moved no generation
+ * extends the run (SHM_COUNTER_CATALOG_RUN: its id, its last commit);
+ * any other commit of this host starts a new run after itself.  A
+ * commit the host did not count (a database shell's, one made outside a
+ * transaction, one whose writer died before noting it) leaves the run
+ * behind the wal-index, and the next counted commit starts a new one.
+ *
+ * The rows kept were read in a run when, as the read began, the run
+ * ended at the wal-index's last commit.  While the run is the same and
+ * still ends there, every commit since left the catalog alone, and the
+ * rows are used without a read.  Any doubt reads: no mapping, a header
+ * being written, a run that moved, or rows read more than
+ * STORE_KEPT_TRUST_MS ago (a wal-index rebuilt after a crash numbers its
+ * commits from 0 again).
+ */
+
+/* After a commit of the database, before the write-lock queue is left
+ * (so that the next writer of the host finds the run as this one left
+ * it). */
+static void
+note_commit(struct store *st)
+{
+	struct shm	*m = shm_host();
+	uint64_t	 last, id;
+	uint32_t	 mine = st->write_from + 1;
+
+	if (!st->wrote_main || !st->write_counted ||
+	    shm_counter(m, SHM_COUNTER_CATALOG_RUN, &last) == -1)
+		return;
+	if (!st->wrote_catalog && last >> 32 != 0 &&
+	    (uint32_t)last == st->write_from &&
+	    shm_counter_swap(m, SHM_COUNTER_CATALOG_RUN, last,
+	    (last >> 32) << 32 | mine))
+		return;
+	while ((id = (uint32_t)shm_counter_next(m,
+	    SHM_COUNTER_CATALOG_RUNS)) == 0)
+		;
+	shm_counter_set(m, SHM_COUNTER_CATALOG_RUN, id << 32 | mine);
+}
+
+/* The run the database's last commit ends, or 0. */
+static uint32_t
+current_run(struct store *st)
+{
+	uint64_t w;
+	uint32_t last;
+
+	if (store_sqlite_vfs_commits(st->main_file, &last) == -1 ||
+	    shm_counter(shm_host(), SHM_COUNTER_CATALOG_RUN, &w) == -1 ||
+	    (uint32_t)w != last)
+		return 0;
+	return (uint32_t)(w >> 32);
+}
+
+/* Whether the rows kept may be used without a read (see above). */
+static int
+kept_current(struct store *st)
+{
+	return st->kept_run != 0 && kept_generation(st->kept) >= 0 &&
+	    clock_mono_us() / 1000 - st->kept_read_ms < STORE_KEPT_TRUST_MS &&
+	    current_run(st) == st->kept_run;
+}
+
+/* Opens the read snapshot, its first statement the generation. */
+static void
+read_open(struct store *st)
+{
+	struct error	 e = { 0 };
+	uint32_t	 in_run = current_run(st);
+	int64_t		 n;
+
+	st->read_lazy = 0;
+	if (run(st, STMT_BEGIN, &e, "begin read") == -1) {
+		st->in_read = 0;
+		kept_end(st->kept);
+		error_clear(&e);
+		return;
+	}
+	st->in_read = 1;
+	kept_begin(st->kept, n = generation(st));
+	st->kept_run = n >= 0 ? in_run : 0;
+	st->kept_read_ms = clock_mono_us() / 1000;
+}
+
 void
 sq_read_begin(struct store *st)
 {
-	struct error e = { 0 };
-
-	if (st != NULL && !st->in_tx && !st->in_read &&
-	    run(st, STMT_BEGIN, &e, "begin read") == 0) {
+	if (st == NULL || st->in_tx || st->in_read)
+		return;
+	if (st->kept != NULL && kept_current(st)) {
 		st->in_read = 1;
-		kept_begin(st->kept, generation(st));
+		st->read_lazy = 1;
+		kept_begin(st->kept, kept_generation(st->kept));
+		return;
 	}
-	error_clear(&e);
+	read_open(st);
 }
 
 void
@@ -816,6 +939,7 @@ sq_read_end(struct store *st)
 	if (st == NULL || !st->in_read)
 		return;
 	st->in_read = 0;
+	st->read_lazy = 0;
 	kept_end(st->kept);
 	if (!sqlite3_get_autocommit(st->db))
 		run(st, STMT_COMMIT, &e, "end read");
@@ -891,6 +1015,11 @@ begin_locked(struct store *st, int file, struct error *e)
 		store_rollback(st);
 		return -1;
 	}
+	/* The lock held, the number is the last commit's (note_commit). */
+	st->write_counted = file == TX_DATABASE &&
+	    store_sqlite_vfs_commits(st->main_file, &st->write_from) == 0;
+	st->wrote_catalog = 0;
+	st->wrote_main = 0;
 	return 0;
 }
 
@@ -946,6 +1075,8 @@ store_commit_unsynced(struct store *st, int *sync, struct error *e)
 		store_rollback(st);
 		return -1;
 	}
+	if (st->in_tx == TX_DATABASE)
+		note_commit(st);
 	/* The next in line writes while this one syncs. */
 	store_queue_leave(st, st->in_tx);
 	st->in_tx = TX_NONE;

@@ -46,6 +46,12 @@ extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 					 * decisions, at most (a larger one is
 					 * written alone, shm.h) */
 #define STORE_RETAIN_WAIT_MS 50		/* it waits for a lock, then gives up */
+#define STORE_COOLDOWN_FORGET_MS (5 * 60 * 1000)	/* a cool-down that
+					 * ended so long ago is none
+					 * (store_sqlite_cache.c) */
+#define STORE_KEPT_TRUST_MS 5000	/* catalog rows kept are used without
+					 * a read at most so long after it
+					 * (store_read_begin) */
 
 
 /* Every statement the store runs, by name; the texts are the table
@@ -174,6 +180,19 @@ struct store {
 	int64_t		 sync_us;	/* store_sync(): how long a sync
 					 * takes, smoothed */
 	int		 in_read;	/* store_read_begin() */
+	int		 read_lazy;	/* it trusted the rows kept: the
+					 * snapshot opens at the first
+					 * statement */
+	sqlite3_file	*main_file;	/* borrowed: the database's, for
+					 * store_sqlite_vfs_commits() */
+	uint32_t	 kept_run;	/* the run of commits (shm.h) the rows
+					 * kept were read in; 0 none */
+	int64_t		 kept_read_ms;	/* when (monotonic) */
+	uint32_t	 write_from;	/* the database's commits when this
+					 * write transaction took its lock */
+	int		 write_counted;	/* write_from is known */
+	int		 wrote_catalog;	/* it moved the catalog's generation */
+	int		 wrote_main;	/* the WAL hook saw it commit */
 	int64_t		 busy_since_us;	/* busy(): first wait */
 	int64_t		 busy_limit_ms;	/* busy(): then give up */
 	int		 queued[3];	/* holds the host's write-lock queue of

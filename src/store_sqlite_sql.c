@@ -59,8 +59,12 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_MEMO_PUT] =
 	    "INSERT OR REPLACE INTO cache.key_memo (mac, prefix, at_ms)"
 	    " VALUES (?1, ?2, ?3)",
+	/* The replica's cool-down (NULL: none), and whether any is kept,
+	 * of those that ended after ?2. */
 	[STMT_COOLDOWN_GET] =
-	    "SELECT until_ms FROM cache.cooldowns WHERE url = ?1",
+	    "SELECT (SELECT until_ms FROM cache.cooldowns"
+	    " WHERE url = ?1 AND until_ms > ?2),"
+	    " EXISTS (SELECT 1 FROM cache.cooldowns WHERE until_ms > ?2)",
 	[STMT_COOLDOWN_PUT] =
 	    "INSERT INTO cache.cooldowns (url, until_ms) VALUES (?1, ?2)"
 	    " ON CONFLICT (url) DO UPDATE SET until_ms = excluded.until_ms",

@@ -22,11 +22,14 @@
  *
  * So no process, and no later read, sees a commit before its frames are
  * in the file, as without this layer, and a crash loses only frames of
- * a commit not yet published.  Everything else is the unix VFS's own.
+ * a commit not yet published.  Everything else is the unix VFS's own,
+ * but that a database file keeps where SQLite mapped its wal-index, for
+ * store_sqlite_vfs_commits() to read the commits' count there.
  * A worker is one thread: the list of open WAL files is not locked.
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include <sqlite3.h>
@@ -38,11 +41,22 @@
 					 * writes at most 128 KiB - 1 at once */
 #define WAL_FRAME_HDR	24		/* bytes of a frame's header */
 
+/* The wal-index header (SQLite's WAL-mode file formats): two copies of
+ * WALINDEX_HDR bytes at the start of a database's shared memory, the
+ * second written first, each beginning with its version and, after a
+ * word unused, iChange: the number of transactions committed (it
+ * starts again from 0 only when the wal-index is rebuilt). */
+#define WALINDEX_VERSION	3007000u
+#define WALINDEX_HDR		48		/* bytes of a copy */
+
 /* A file of ours: the unix VFS's file follows it in the allocation
  * SQLite made for it (vfs.szOsFile). */
 struct layer {
 	sqlite3_file	 base;
 	sqlite3_file	*real;		/* the unix file, after ours */
+	const volatile uint32_t *index;	/* a database's wal-index header:
+					 * borrowed from SQLite's mapping
+					 * of its shared memory; NULL */
 };
 
 /* A WAL file. */
@@ -242,11 +256,18 @@ pass_control(sqlite3_file *f, int op, void *arg)
 	return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
 }
 
+/* A database file's shared memory: where its first region is mapped is
+ * kept, for store_sqlite_vfs_commits(). */
 static int
-pass_shm_map(sqlite3_file *f, int pg, int size, int extend,
+db_shm_map(sqlite3_file *f, int pg, int size, int extend,
     void volatile **pp)
 {
-	return REAL(f)->pMethods->xShmMap(REAL(f), pg, size, extend, pp);
+	int rc = REAL(f)->pMethods->xShmMap(REAL(f), pg, size, extend, pp);
+
+	if (rc == SQLITE_OK && pg == 0 && *pp != NULL &&
+	    size >= 2 * WALINDEX_HDR)
+		((struct layer *)f)->index = (const volatile uint32_t *)*pp;
+	return rc;
 }
 
 static int
@@ -282,6 +303,7 @@ static int
 db_shm_unmap(sqlite3_file *f, int delete)
 {
 	(void)flush_all();
+	((struct layer *)f)->index = NULL;
 	return REAL(f)->pMethods->xShmUnmap(REAL(f), delete);
 }
 
@@ -315,7 +337,7 @@ static const sqlite3_io_methods db_methods = {
 	.xFileControl = pass_control,
 	.xSectorSize = pass_sector,
 	.xDeviceCharacteristics = pass_caps,
-	.xShmMap = pass_shm_map,
+	.xShmMap = db_shm_map,
 	.xShmLock = db_shm_lock,
 	.xShmBarrier = db_shm_barrier,
 	.xShmUnmap = db_shm_unmap,
@@ -353,6 +375,7 @@ vfs_open(sqlite3_vfs *v, const char *name, sqlite3_file *f, int flags,
 		f->pMethods = &wal_methods;
 	} else {
 		((struct layer *)f)->real = real;
+		((struct layer *)f)->index = NULL;
 		f->pMethods = &db_methods;
 	}
 	return SQLITE_OK;
@@ -373,5 +396,24 @@ store_sqlite_vfs_register(void)
 		unix_vfs = NULL;
 		return -1;
 	}
+	return 0;
+}
+
+int
+store_sqlite_vfs_commits(sqlite3_file *f, uint32_t *n)
+{
+	const volatile uint32_t	*h;
+	uint32_t		 first, second;
+
+	if (f == NULL || f->pMethods != &db_methods ||
+	    (h = ((struct layer *)f)->index) == NULL)
+		return -1;
+	/* Read as SQLite reads it: the copy written last first; copies
+	 * that differ are a commit being published. */
+	first = __atomic_load_n(&h[2], __ATOMIC_ACQUIRE);
+	second = __atomic_load_n(&h[WALINDEX_HDR / 4 + 2], __ATOMIC_ACQUIRE);
+	if (h[0] != WALINDEX_VERSION || first != second)
+		return -1;
+	*n = first;
 	return 0;
 }

@@ -1,0 +1,223 @@
+/* store_kept_test.c: TAP tests of what a SQLite worker reads again, and
+ * when (src/store_sqlite.c, src/store_sqlite_cache.c), on a real
+ * database, cache and host shared memory.
+ *
+ * The catalog rows kept are used without a read transaction only while
+ * every commit since they were read was counted by the host and left
+ * the catalog alone: a decision-like commit keeps them; a catalog change
+ * through the store, a commit by another program (sqlite3 by hand), one
+ * the host could not count (outside a transaction), and no shared
+ * memory at all each make the next request read.  A row not kept opens
+ * the snapshot there.  A cool-down is looked up only while the cache may
+ * hold one: a cool-down put by hand is not seen until the host writes
+ * one, one that ended long ago is none, and each written is seen at
+ * once. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "clock.h"
+#include "settings.h"
+#include "shm.h"
+#include "store.h"
+#include "store_sqlite.h"
+#include "tap.h"
+
+static char	dir[64], db_path[128], shm_path[128], cache_path[128];
+
+static const char *
+get(const char *name)
+{
+	if (strcmp(name, "SERVICE_DB_PATH") == 0)
+		return db_path;
+	if (strcmp(name, "SERVICE_SHM_PATH") == 0)
+		return shm_path;
+	return NULL;
+}
+
+/* SQL on the store's own connection. */
+static int
+sql(struct store *st, const char *q)
+{
+	int rc = sqlite3_exec(st->db, q, NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		printf("# %s: %s\n", q, sqlite3_errmsg(st->db));
+	return rc == SQLITE_OK;
+}
+
+/* SQL by another program, on SQLite's own unix VFS. */
+static int
+by_hand(const char *path, const char *q)
+{
+	sqlite3	*db = NULL;
+	int	 rc;
+
+	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, "unix");
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, q, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		printf("# %s: %s\n", q, db ? sqlite3_errmsg(db) : "?");
+	sqlite3_close(db);
+	return rc == SQLITE_OK;
+}
+
+/* A write transaction through the store running q. */
+static int
+write_tx(struct store *st, const char *q)
+{
+	struct error	e = { 0 };
+	int		rc;
+
+	rc = store_begin(st, &e) == 0 && sql(st, q) &&
+	    store_commit(st, &e) == 0;
+	if (!rc)
+		printf("# %s: %s\n", q, e.message);
+	error_clear(&e);
+	return rc;
+}
+
+/* 1: the request's snapshot was opened by store_read_begin(), 0: the
+ * rows kept were trusted, -1: no read at all. */
+static int
+request(struct store *st)
+{
+	int opened;
+
+	store_read_begin(st);
+	opened = !st->in_read ? -1 : !st->read_lazy &&
+	    !sqlite3_get_autocommit(st->db);
+	store_read_end(st);
+	return opened;
+}
+
+#define DECISION "INSERT INTO audit_log (at_ms, actor, action, target)" \
+	" VALUES (1, 'test', 'decision', 'x')"
+
+int
+main(void)
+{
+	struct settings	 s;
+	struct error	 e = { 0 };
+	struct shm	*m;
+	struct store	*st;
+	char		 err[256], q[256];
+	int64_t		 now;
+
+	snprintf(dir, sizeof(dir), "/tmp/evalgate-kept-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	snprintf(db_path, sizeof(db_path), "%s/evalgate.db", dir);
+	snprintf(shm_path, sizeof(shm_path), "%s/evalgate.shm", dir);
+	snprintf(cache_path, sizeof(cache_path), "%s/cache.db", dir);
+	if (settings_load(&s, get, err, sizeof(err)) == -1 ||
+	    store_init(&s, &e) == -1) {
+		printf("# setup: %s%s\n", err, e.message);
+		return 1;
+	}
+	m = shm_attach(shm_path, 2, 0600, &e);
+	ok(m != NULL, "the host's shared memory is made");
+	shm_set_host(m);
+	st = store_open(&s, &e);
+	ok(st != NULL, "the store opens");
+	if (st == NULL || m == NULL)
+		return tap_done();
+
+	/* The catalog. */
+	ok(request(st) == 1, "a first request reads");
+	ok(request(st) == 1, "so does the next before any commit was counted");
+	ok(write_tx(st, DECISION), "a commit that leaves the catalog alone");
+	ok(request(st) == 1, "the request after it reads, in the run it began");
+	ok(request(st) == 0, "the next trusts the rows kept");
+	ok(write_tx(st, DECISION) && write_tx(st, DECISION),
+	    "two more such commits");
+	ok(request(st) == 0, "the rows kept are still trusted");
+
+	store_read_begin(st);
+	ok(st->read_lazy && sqlite3_get_autocommit(st->db),
+	    "a trusted snapshot is not open");
+	ok(store_stmt(st, STMT_GENERATION, &e) != NULL && !st->read_lazy &&
+	    !sqlite3_get_autocommit(st->db),
+	    "a statement in it (a row not kept) opens it");
+	store_read_end(st);
+	ok(sqlite3_get_autocommit(st->db), "and its end closes it");
+
+	ok(write_tx(st, "INSERT INTO applications (name, created_at)"
+	    " VALUES ('kept', 1)"), "a catalog change through the store");
+	ok(request(st) == 1, "the next request reads");
+	ok(request(st) == 0, "the one after trusts the rows again");
+
+	ok(by_hand(db_path, "UPDATE applications SET name = 'hand'"
+	    " WHERE name = 'kept'"), "a catalog change by hand");
+	ok(request(st) == 1, "the next request reads");
+	ok(request(st) == 1, "and each until the host counts a commit");
+	ok(write_tx(st, DECISION), "a counted commit");
+	ok(request(st) == 1 && request(st) == 0,
+	    "one more read, then the rows are trusted");
+
+	ok(by_hand(db_path, DECISION), "a commit by hand that leaves the "
+	    "catalog alone");
+	ok(request(st) == 1, "reads all the same: the host did not count it");
+	ok(write_tx(st, DECISION) && request(st) == 1 && request(st) == 0,
+	    "until a counted commit begins a run again");
+
+	ok(sql(st, DECISION), "a commit of the store's outside a transaction");
+	ok(request(st) == 1, "reads: it was not counted");
+
+	ok(write_tx(st, DECISION) && request(st) == 1 && request(st) == 0,
+	    "trusted again");
+	shm_set_host(NULL);
+	ok(request(st) == 1 && request(st) == 1,
+	    "without the shared memory, every request reads");
+	shm_set_host(m);
+	ok(request(st) == 1, "with it back, no run is trusted before a read");
+
+	/* Cool-downs. */
+	now = clock_now_ms();
+	ok(store_cooldown_until(st, "http://a") == 0, "no cool-down");
+	snprintf(q, sizeof(q), "INSERT INTO cooldowns VALUES ('http://b', %lld)",
+	    (long long)(now + 30000));
+	ok(by_hand(cache_path, q), "a cool-down put by hand");
+	ok(store_cooldown_until(st, "http://b") == 0,
+	    "is not looked up: the cache was found to hold none");
+	store_cooldown_set(st, "http://a", now + 30000);
+	ok(store_cooldown_until(st, "http://a") == now + 30000,
+	    "a cool-down written is seen at once");
+	ok(store_cooldown_until(st, "http://b") == now + 30000,
+	    "and lookups look again");
+	store_cooldown_set(st, "http://a", 0);
+	ok(by_hand(cache_path, "DELETE FROM cooldowns"), "both gone");
+	ok(store_cooldown_until(st, "http://a") == 0, "none found");
+	ok(by_hand(cache_path, q), "one put by hand again");
+	ok(store_cooldown_until(st, "http://b") == 0, "is not looked up");
+	store_cooldown_set(st, "http://c", now - STORE_COOLDOWN_FORGET_MS -
+	    1000);
+	ok(store_cooldown_until(st, "http://c") == 0,
+	    "one that ended long ago is none");
+	ok(store_cooldown_until(st, "http://b") == now + 30000,
+	    "the lookup saw the other");
+	ok(by_hand(cache_path, "DELETE FROM cooldowns WHERE url = 'http://b'"),
+	    "which goes");
+	ok(store_cooldown_until(st, "http://b") == 0 &&
+	    by_hand(cache_path, q) && store_cooldown_until(st, "http://b") == 0,
+	    "with only one that ended long ago, none is looked up");
+	store_cooldown_set(st, "http://c", now - 1000);
+	ok(store_cooldown_until(st, "http://c") == now - 1000,
+	    "one that ended a second ago is its replica's to probe");
+	shm_set_host(NULL);
+	ok(store_cooldown_until(st, "http://b") == now + 30000,
+	    "without the shared memory, every call looks");
+	shm_set_host(m);
+
+	store_close(st);
+	shm_detach(m);
+	snprintf(q, sizeof(q), "rm -rf %s", dir);
+	if (system(q) != 0)
+		printf("# could not remove %s\n", dir);
+	return tap_done();
+}
