@@ -442,11 +442,34 @@ shm_host(void)
 	return host;
 }
 
+/* Under the lock: backend_id's count of calls in flight, an entry
+ * taken for it if add; NULL when it has none (or none is free). */
+static struct shm_flight *
+flight(struct shm_file *f, int64_t backend_id, int add)
+{
+	struct shm_flight	*free_one = NULL;
+	size_t			 i;
+
+	for (i = 0; i < SHM_FLIGHTS; i++) {
+		if (f->flights[i].backend_id == backend_id)
+			return &f->flights[i];
+		if (free_one == NULL && (f->flights[i].backend_id == 0 ||
+		    f->flights[i].n <= 0))
+			free_one = &f->flights[i];
+	}
+	if (!add || free_one == NULL)
+		return NULL;
+	free_one->n = 0;		/* cut short here: still free */
+	free_one->backend_id = backend_id;
+	return free_one;
+}
+
 int
 shm_inflight_take(struct shm *m, int64_t backend_id, long limit)
 {
+	struct shm_flight	*f;
 	struct shm_worker	*w;
-	size_t			 i, n, busy = 0;
+	size_t			 i, n, busy;
 	int			 pass;
 
 	if (m == NULL || shm_lock(m) == -1)
@@ -455,18 +478,26 @@ shm_inflight_take(struct shm *m, int64_t backend_id, long limit)
 		shm_unlock(m);
 		return 1;
 	}
+	f = flight(m->f, backend_id, 1);
+	busy = f != NULL && f->n >= 0 ? (size_t)f->n : (size_t)limit;
+	/* Full (or not counted): walk the slots; when full, free the
+	 * slots of the dead and walk again. */
 	w = shm_slots(m, &n);
-	/* Count; when full, free the slots of the dead and count again. */
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = 0; pass < 2 && busy >= (size_t)limit; pass++) {
 		for (i = 0, busy = 0; i < n; i++)
 			busy += w[i].pid != 0 && w[i].backend_id == backend_id &&
 			    &w[i] != m->self;
+		if (f != NULL)
+			f->n = (int64_t)busy;
 		if (busy < (size_t)limit || pass == 1 || shm_reap(m) == 0)
 			break;
 	}
-	if (busy < (size_t)limit)	/* read without the lock too */
+	if (busy < (size_t)limit) {	/* read without the lock too */
 		__atomic_store_n(&m->self->backend_id, backend_id,
 		    __ATOMIC_RELAXED);
+		if (f != NULL)
+			f->n++;
+	}
 	shm_unlock(m);
 	return busy < (size_t)limit;
 }
@@ -474,8 +505,13 @@ shm_inflight_take(struct shm *m, int64_t backend_id, long limit)
 void
 shm_inflight_give(struct shm *m)
 {
+	struct shm_flight *f;
+
 	if (m == NULL || m->self == NULL || shm_lock(m) == -1)
 		return;
+	if (m->self->backend_id != 0 &&
+	    (f = flight(m->f, m->self->backend_id, 0)) != NULL && f->n > 0)
+		f->n--;
 	__atomic_store_n(&m->self->backend_id, 0, __ATOMIC_RELAXED);
 	shm_unlock(m);
 }

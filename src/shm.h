@@ -32,6 +32,8 @@
 
 #define SHM_VERSION	9
 #define SHM_PROBES	64	/* replicas whose probe is remembered */
+#define SHM_FLIGHTS	64	/* backends whose calls in flight are
+				 * counted (more are walked) */
 #define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
 /* Slots for workers: the pool, the internal listener's, the console, and
  * processes being replaced while their successors start. */

@@ -21,6 +21,15 @@ struct shm_probe {
 	int64_t	 	 at_ms;		/* the last probe let through */
 };
 
+/* Evaluations in flight to a backend, counted as they are taken and
+ * given so that a call needs no walk over every slot.  A process killed
+ * in between leaves its count behind: the walk over the slots, the dead
+ * freed, puts it right whenever the backend looks full. */
+struct shm_flight {
+	int64_t		 backend_id;	/* 0 free */
+	int64_t		 n;
+};
+
 struct shm_budget {
 	uint64_t	 key;		/* hash of the key prefix; 0 free */
 	int64_t		 since_ms;	/* the minute counted began */
@@ -48,6 +57,7 @@ struct shm_file {
 	pthread_mutex_t		 lock;		/* robust, process-shared */
 	struct shm_probe	 probes[SHM_PROBES];
 	struct shm_budget	 budgets[SHM_BUDGETS];
+	struct shm_flight	 flights[SHM_FLIGHTS];
 	int64_t			 marks[SHM_MARK__MAX];	/* epoch ms */
 	uint64_t		 counters[SHM_COUNTER__MAX];	/* atomics */
 	struct shm_name_table	 names[SHM_NAMES__MAX];
