@@ -479,7 +479,7 @@ shm_inflight_take(struct shm *m, int64_t backend_id, long limit)
 		return 1;
 	}
 	f = flight(m->f, backend_id, 1);
-	busy = f != NULL && f->n >= 0 ? (size_t)f->n : (size_t)limit;
+	busy = f != NULL ? (size_t)f->n : (size_t)limit;
 	/* Full (or not counted): walk the slots; when full, free the
 	 * slots of the dead and walk again. */
 	w = shm_slots(m, &n);

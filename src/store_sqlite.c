@@ -922,7 +922,7 @@ sq_read_begin(struct store *st)
 {
 	if (st == NULL || st->in_tx || st->in_read)
 		return;
-	if (st->kept != NULL && kept_current(st)) {
+	if (kept_current(st)) {	/* none kept: generation -1 */
 		st->in_read = 1;
 		st->read_lazy = 1;
 		kept_begin(st->kept, kept_generation(st->kept));
