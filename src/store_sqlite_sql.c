@@ -17,8 +17,11 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_BEGIN] = "BEGIN",
 	[STMT_COMMIT] = "COMMIT",
 	[STMT_ROLLBACK] = "ROLLBACK",
-	/* An empty write, to take one file's write lock (store_begin). */
-	[STMT_LOCK_MAIN] = "DELETE FROM main.quota_days WHERE 0",
+	/* An empty write, to take one file's write lock (store_begin), on
+	 * a table no foreign key names: with foreign_keys on, a DELETE from
+	 * a child table opens a temporary table first, even when no row
+	 * can match. */
+	[STMT_LOCK_MAIN] = "DELETE FROM main.catalog_generation WHERE 0",
 	[STMT_LOCK_CACHE] = "DELETE FROM cache.admission WHERE 0",
 	[STMT_AUDIT] =
 	    "INSERT INTO audit_log (at_ms, actor, action, target, details)"
