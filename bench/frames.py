@@ -25,22 +25,15 @@ only: nothing is asserted.
 
 import argparse
 import collections
-import http.client
-import importlib.machinery
-import importlib.util
-import json
 import os
 import shutil
 import sqlite3
 import struct
 import tempfile
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-loader = importlib.machinery.SourceFileLoader(
-    "benchrun", os.path.join(TOP, "bench", "run"))
-spec = importlib.util.spec_from_loader("benchrun", loader)
-br = importlib.util.module_from_spec(spec)
-loader.exec_module(br)
+import probe
+
+br = probe.br
 
 WAL_HEADER = 32
 FRAME_HEADER = 24
@@ -93,29 +86,20 @@ def one(worker, work, n, upstream):
     """(commits, page owners) after n evaluations by worker."""
     g, key = br.gateway_with("normal", upstream.url if upstream else None,
                              work, workers=1, worker=worker)
-    body = json.dumps({"model": "jev-latest", "state": br.STATE,
-                       "questions": br.UP_QUESTIONS if upstream
-                       else br.QUESTIONS}).encode()
     copy = tempfile.mkdtemp(prefix="frames-", dir=work)
+    wal = os.path.join(copy, "frames")
+    seen, page_size = {}, [4096]
+
+    # A checkpoint starts the WAL over every thousand frames or so: it
+    # is read every SNAPSHOT_EVERY evaluations, each commit kept once
+    # (by its salts and place).
+    def snapshot(i):
+        if i % SNAPSHOT_EVERY == 0 or i == n:
+            shutil.copy(g.db + "-wal", wal)
+            found, page_size[0] = commits(wal)
+            seen.update(found)
     try:
-        c = http.client.HTTPConnection("127.0.0.1", g.port, timeout=60)
-        headers = {"Authorization": "Bearer " + key,
-                   "Content-Type": "application/json"}
-        # A checkpoint starts the WAL over every thousand frames or so:
-        # it is read every SNAPSHOT_EVERY evaluations, each commit kept
-        # once (by its salts and place).
-        seen, page_size = {}, 4096
-        wal = os.path.join(copy, "frames")
-        for i in range(1, n + 1):
-            c.request("POST", "/v1/systemone", body=body, headers=headers)
-            r = c.getresponse()
-            text = r.read()
-            if r.status != 200:
-                raise RuntimeError("%d: %s" % (r.status, text))
-            if i % SNAPSHOT_EVERY == 0 or i == n:
-                shutil.copy(g.db + "-wal", wal)
-                found, page_size = commits(wal)
-                seen.update(found)
+        probe.post(g, key, probe.body(upstream), n, snapshot)
         # The database after the WAL: a checkpoint between the two
         # copies only puts into it pages the WAL copy names too.  With
         # the WAL beside it, dbstat sees the pages not copied back yet.
@@ -123,7 +107,8 @@ def one(worker, work, n, upstream):
         shutil.copy(wal, os.path.join(copy, "db-wal"))
     finally:
         g.cleanup()
-    return list(seen.values()), owners(os.path.join(copy, "db"), page_size)
+    return list(seen.values()), owners(os.path.join(copy, "db"),
+                                       page_size[0])
 
 
 def report(worker, found, owner):
@@ -149,21 +134,10 @@ def report(worker, found, owner):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=400)
-    ap.add_argument("--upstream", action="store_true",
-                    help="the systemone path to a fixed-answer nginx")
-    ap.add_argument("workers", nargs="+")
-    a = ap.parse_args()
-    br.build()
-    work = tempfile.mkdtemp(prefix="evalgate-frames-")
-    upstream = br.Nginx(work) if a.upstream else None
-    try:
-        for w in a.workers:
-            found, owner = one(os.path.abspath(w), work, a.requests,
-                               upstream)
-            report(w, found, owner)
-    finally:
-        if upstream:
-            upstream.stop()
+    a, work, upstream = probe.setup(ap, "frames")
+    for w in a.workers:
+        found, owner = one(os.path.abspath(w), work, a.requests, upstream)
+        report(w, found, owner)
 
 
 if __name__ == "__main__":

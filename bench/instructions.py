@@ -22,22 +22,15 @@ Needs valgrind.  Figures only: nothing is asserted.
 import argparse
 import collections
 import glob
-import http.client
-import importlib.machinery
-import importlib.util
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-loader = importlib.machinery.SourceFileLoader(
-    "benchrun", os.path.join(TOP, "bench", "run"))
-spec = importlib.util.spec_from_loader("benchrun", loader)
-br = importlib.util.module_from_spec(spec)
-loader.exec_module(br)
+import probe
+
+br = probe.br
 gateway = br.gateway
 
 ALLOC = ("malloc", "calloc", "realloc", "free")
@@ -55,28 +48,13 @@ def callgrind(worker, work, n, upstream=None):
     g = gateway.Gateway(workers=1, worker=wrap, env={
         "SERVICE_DB_SYNC": os.environ.get("SYNC", "normal")})
     key = br.bench_setup(g, out, upstream.url if upstream else None)
-    body = json.dumps({"model": "jev-latest", "state": br.STATE,
-                       "questions": br.UP_QUESTIONS if upstream
-                       else br.QUESTIONS}).encode()
     g.start()
     try:
         pid, = g.worker_pids()
-        c = http.client.HTTPConnection("127.0.0.1", g.port, timeout=120)
-        headers = {"Authorization": "Bearer " + key,
-                   "Content-Type": "application/json"}
-
-        def post():
-            c.request("POST", "/v1/systemone", body=body, headers=headers)
-            r = c.getresponse()
-            text = r.read()
-            if r.status != 200:
-                raise RuntimeError("%d: %s" % (r.status, text))
-        for _ in range(20):
-            post()
+        probe.post(g, key, probe.body(upstream), 20)
         subprocess.run(["callgrind_control", "-z", str(pid)], check=True,
                        capture_output=True)
-        for _ in range(n):
-            post()
+        probe.post(g, key, probe.body(upstream), n)
         subprocess.run(["callgrind_control", "-d", str(pid)], check=True,
                        capture_output=True)
     finally:
@@ -138,21 +116,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--top", type=int, default=15)
-    ap.add_argument("--upstream", action="store_true",
-                    help="the systemone path to bench/run's nginx")
-    ap.add_argument("workers", nargs="+")
-    a = ap.parse_args()
-    br.build()
-    work = tempfile.mkdtemp(prefix="evalgate-instructions-")
-    n = a.requests
-    upstream = br.Nginx(work) if a.upstream else None
-    try:
-        for w in a.workers:
-            report(a, w, parse(callgrind(os.path.abspath(w), work, n,
-                                         upstream)))
-    finally:
-        if upstream:
-            upstream.stop()
+    a, work, upstream = probe.setup(ap, "instructions")
+    for w in a.workers:
+        report(a, w, parse(callgrind(os.path.abspath(w), work, a.requests,
+                                     upstream)))
 
 
 def report(a, w, parsed):

@@ -22,23 +22,15 @@ perf_event_paranoid below 2).  Figures only: nothing is asserted.
 """
 
 import argparse
-import atexit
-import importlib.machinery
-import importlib.util
-import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-loader = importlib.machinery.SourceFileLoader(
-    "benchrun", os.path.join(TOP, "bench", "run"))
-spec = importlib.util.spec_from_loader("benchrun", loader)
-br = importlib.util.module_from_spec(spec)
-loader.exec_module(br)
+import probe
+
+br = probe.br
 
 
 def cpu_ticks(pid):
@@ -91,19 +83,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--upstream", action="store_true",
-                    help="the systemone path to a fixed-answer nginx")
-    ap.add_argument("workers", nargs="+")
-    a = ap.parse_args()
-    br.build()
-    work = tempfile.mkdtemp(prefix="evalgate-syscalls-")
-    upstream = br.Nginx(work) if a.upstream else None
-    atexit.register(lambda: upstream and upstream.stop())
+    a, work, upstream = probe.setup(ap, "syscalls")
     body = os.path.join(work, "body.json")
-    with open(body, "w") as f:
-        json.dump({"model": "jev-latest", "state": br.STATE,
-                   "questions": br.UP_QUESTIONS if upstream
-                   else br.QUESTIONS}, f)
+    with open(body, "wb") as f:
+        f.write(probe.body(upstream))
     order = []
     for i in range(a.rounds):
         order += a.workers if i % 2 == 0 else a.workers[::-1]
