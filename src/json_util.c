@@ -127,13 +127,49 @@ escaped_unit(const char *s, size_t avail)
 	return u;
 }
 
+/* Where the string opened by the quote at text[i] ends: the index of its
+ * closing quote, or len.  *nul is set when it holds the escape \\u0000,
+ * *why when a lone surrogate.  The bytes between escapes are skipped by
+ * memchr(); the closing quote is looked for again only past an escaped
+ * one, so that the scan stays linear. */
+static size_t
+string_end(const char *text, size_t i, size_t len, int *nul,
+    const char **why)
+{
+	const char	*p;
+	size_t		 j = i + 1, quote, next;
+	long		 u, v;
+
+	p = memchr(text + j, '"', len - j);
+	quote = p != NULL ? (size_t)(p - text) : len;
+	while ((p = memchr(text + j, '\\', quote - j)) != NULL) {
+		j = (size_t)(p - text);
+		*nul |= len - j > 5 && memcmp(text + j, "\\u0000", 6) == 0;
+		/* json-c keeps a lone surrogate as U+FFFD. */
+		u = escaped_unit(text + j, len - j);
+		next = j + 2;
+		if (u >= 0xd800 && u <= 0xdbff &&
+		    (v = escaped_unit(text + j + 6, len - j - 6)) >= 0xdc00 &&
+		    v <= 0xdfff)
+			next = j + 8;		/* a pair, to its last digits */
+		else if (u >= 0xd800 && u <= 0xdfff)
+			*why = "a string holds a lone surrogate (\\ud800 to"
+			    " \\udfff unpaired)";
+		j = next < len ? next : len;
+		if (quote < j) {		/* that quote was escaped */
+			p = memchr(text + j, '"', len - j);
+			quote = p != NULL ? (size_t)(p - text) : len;
+		}
+	}
+	return quote;
+}
+
 const char *
 ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 {
 	struct frame	 f[JU_MAX_DEPTH + 1];
 	const char	*why = NULL;
 	size_t		 i = 0, j, k, n = 0;
-	long		 u, v;
 	int		 nul;
 
 	while (i < len && why == NULL) {
@@ -158,23 +194,7 @@ ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 			continue;
 		case '"':
 			nul = 0;
-			for (j = i + 1; j < len && text[j] != '"'; j++) {
-				if (text[j] != '\\')
-					continue;
-				nul |= len - j > 5 && memcmp(text + j,
-				    "\\u0000", 6) == 0;
-				/* json-c keeps a lone surrogate as U+FFFD. */
-				u = escaped_unit(text + j, len - j);
-				if (u >= 0xd800 && u <= 0xdbff &&
-				    (v = escaped_unit(text + j + 6,
-				    len - j - 6)) >= 0xdc00 && v <= 0xdfff)
-					j += 6;		/* a pair */
-				else if (u >= 0xd800 && u <= 0xdfff)
-					why = "a string holds a lone "
-					    "surrogate (\\ud800 to \\udfff "
-					    "unpaired)";
-				j++;
-			}
+			j = string_end(text, i, len, &nul, &why);
 			for (k = j + 1; k < len && text[k] != '\0' &&
 			    strchr(" \t\r\n", text[k]) != NULL; k++)
 				continue;

@@ -37,6 +37,9 @@ static const struct {
 	{ "{\"it's\": \"it's fine\"}", NULL },	/* quotes inside strings */
 	{ "{'a': 1}", "" },			/* json-c's strict mode takes it */
 	{ "{\"q\": {'\"t': 1, \"x[[\": 1e400}}", "q" },	/* fuzz_request */
+	{ "{\"a\\\"b\": 1e999}", "a\\\"b" },	/* an escaped quote */
+	{ "{\"s\": \"x\\\"y\\\\\", \"n\": 1e999}", "n" },
+	{ "{\"s\": \"\\\"\\\"\\\"\", \"k\\u0000\": 1}", "k\\u0000" },
 	{ "{\"s\": \"a\\ud83d\\ude00b\"}", NULL },	/* a pair */
 	{ "{\"s\": \"\\\\ud800\"}", NULL },	/* a backslash, then ud800 */
 	{ "{\"s\": \"a\\ud800b\"}", "s" },	/* lone high */
@@ -317,6 +320,16 @@ main(void)
 	/* Text that ends inside a token is not read past its length. */
 	ok(ju_lossy("{\"a\": 1e999", 8, NULL, 0) == NULL,
 	    "only len bytes are read");
+	{
+		static const char	 cut[] = "{\"s\": \"x\\";
+		char			*copy = xmalloc(sizeof(cut) - 1);
+
+		/* Without its NUL, where ASan sees a byte read beyond. */
+		memcpy(copy, cut, sizeof(cut) - 1);
+		ok(ju_lossy(copy, sizeof(cut) - 1, NULL, 0) == NULL,
+		    "a string cut short after a backslash is not read past");
+		free(copy);
+	}
 	test_paths();
 	test_freeze();
 	test_num();
