@@ -30,7 +30,7 @@
 
 #include "error.h"
 
-#define SHM_VERSION	9
+#define SHM_VERSION	10
 #define SHM_PROBES	64	/* replicas whose probe is remembered */
 #define SHM_FLIGHTS	64	/* backends whose calls in flight are
 				 * counted (more are walked) */

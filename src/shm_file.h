@@ -73,16 +73,17 @@ struct shm_file {
 	uint32_t		 group_awaiting;	/* 1 while it does */
 	struct shm_worker	 slots[];	/* nslots of them */
 	/* then the metrics table: nslots + 1 struct shm_metrics, the
-	 * last the retired figures (see metrics_of()); then, from a page
-	 * boundary, one struct shm_record of SHM_RECORD_SIZE bytes per
-	 * slot (shm_group.c) */
+	 * last the retired figures (see metrics_of()); then each slot's
+	 * record state, a uint32_t each, side by side so that a leader's
+	 * look over all of them reads a few cache lines rather than a page
+	 * a slot; then, from a page boundary, one struct shm_record of
+	 * SHM_RECORD_SIZE bytes per slot (shm_group.c) */
 };
 
-/* A slot's record for group commit (shm_group.c): state is the word its
- * owner sleeps on; the rest is written by whoever the state says holds
- * it, before the state that hands it on (release). */
+/* A slot's record for group commit (shm_group.c), written by whoever
+ * its state (the word its owner sleeps on, in the array of states) says
+ * holds it, before the state that hands it on (release). */
 struct shm_record {
-	uint32_t		 state;		/* enum in shm_group.c */
 	uint32_t		 len;		/* bytes of data */
 	uint64_t		 taker;		/* the leader that took it */
 	int32_t			 err_code;	/* FAILED: why */
@@ -92,12 +93,14 @@ struct shm_record {
 						 * all */
 };
 
-/* Where the metrics table and the records begin, and the bytes of a
- * file of nslots. */
+/* Where the metrics table, the records' states and the records begin,
+ * and the bytes of a file of nslots. */
 #define METRICS_OFFSET(nslots)	((sizeof(struct shm_file) + \
 	(nslots) * sizeof(struct shm_worker) + 63) & ~(size_t)63)
-#define RECORDS_OFFSET(nslots)	((METRICS_OFFSET(nslots) + \
-	((nslots) + 1) * sizeof(struct shm_metrics) + 4095) & ~(size_t)4095)
+#define STATES_OFFSET(nslots)	((METRICS_OFFSET(nslots) + \
+	((nslots) + 1) * sizeof(struct shm_metrics) + 63) & ~(size_t)63)
+#define RECORDS_OFFSET(nslots)	((STATES_OFFSET(nslots) + \
+	(nslots) * sizeof(uint32_t) + 4095) & ~(size_t)4095)
 #define FILE_SIZE(nslots)	(RECORDS_OFFSET(nslots) + \
 	(nslots) * (size_t)SHM_RECORD_SIZE)
 

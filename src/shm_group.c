@@ -56,6 +56,14 @@ record(struct shm_file *f, size_t i)
 	    RECORDS_OFFSET(f->nslots) + i * (size_t)SHM_RECORD_SIZE);
 }
 
+/* Slot i's record state: the word its owner sleeps on. */
+static uint32_t *
+state_word(struct shm_file *f, size_t i)
+{
+	return (uint32_t *)(void *)((char *)f + STATES_OFFSET(f->nslots)) +
+	    i;
+}
+
 static size_t
 self_index(const struct shm *m)
 {
@@ -93,21 +101,21 @@ taker_of(struct shm_record *r)
 }
 
 static uint32_t
-state_of(struct shm_record *r)
+state_of(uint32_t *w)
 {
-	return __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(w, __ATOMIC_ACQUIRE);
 }
 
 static void
-state_set(struct shm_record *r, uint32_t s)
+state_set(uint32_t *w, uint32_t s)
 {
-	__atomic_store_n(&r->state, s, __ATOMIC_RELEASE);
+	__atomic_store_n(w, s, __ATOMIC_RELEASE);
 }
 
 static int
-state_move(struct shm_record *r, uint32_t from, uint32_t to)
+state_move(uint32_t *w, uint32_t from, uint32_t to)
 {
-	return __atomic_compare_exchange_n(&r->state, &from, to, 0,
+	return __atomic_compare_exchange_n(w, &from, to, 0,
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
@@ -130,17 +138,11 @@ futex_wake(uint32_t *word)
 	syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-/* Sleeps while the record's state is still s, ms at most. */
+/* Sleeps while the record's state w is still s, ms at most. */
 static void
-sleep_on(struct shm_record *r, uint32_t s, int64_t ms)
+sleep_on(uint32_t *w, uint32_t s, int64_t ms)
 {
-	futex_sleep(&r->state, s, ms * 1000);
-}
-
-static void
-wake(struct shm_record *r)
-{
-	futex_wake(&r->state);
+	futex_sleep(w, s, ms * 1000);
 }
 
 /* Takes the lead if nobody has it or, with check, if its holder died. */
@@ -159,21 +161,22 @@ void *
 shm_group_buffer(struct shm *m, size_t *size)
 {
 	struct shm_record	*r;
-	uint32_t		 s;
+	uint32_t		*w, s;
 	int			 tries;
 
 	if (m == NULL || m->f == NULL || m->self == NULL)
 		return NULL;
 	r = record(m->f, self_index(m));
+	w = state_word(m->f, self_index(m));
 	/* What the slot's last owner left: a record still taken by a live
 	 * leader is waited for, a while; the rest is forgotten. */
-	for (tries = 0; (s = state_of(r)) != REC_FREE; tries++) {
+	for (tries = 0; (s = state_of(w)) != REC_FREE; tries++) {
 		if (s == REC_TAKEN && token_alive(taker_of(r))) {
 			if (tries == 3)
 				return NULL;
-			sleep_on(r, s, SHM_GROUP_CHECK_MS);
+			sleep_on(w, s, SHM_GROUP_CHECK_MS);
 		} else
-			state_move(r, s, REC_FREE);
+			state_move(w, s, REC_FREE);
 	}
 	*size = SHM_RECORD_SIZE - offsetof(struct shm_record, data);
 	return r->data;
@@ -184,12 +187,12 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
     struct error *e)
 {
 	struct shm_record	*r = record(m->f, self_index(m));
+	uint32_t		*w = state_word(m->f, self_index(m)), s;
 	int64_t			 until = clock_mono_us() + wait_ms * 1000, left;
-	uint32_t		 s;
 	int			 check = 0;
 
 	r->len = (uint32_t)len;
-	state_set(r, REC_READY);
+	state_set(w, REC_READY);
 	/* A leader awaiting records is woken (shm_group_await).  The fence
 	 * orders our READY before our look at its flag, as its fence
 	 * orders its flag before its look at the records: one of us sees
@@ -200,11 +203,11 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 		futex_wake(&m->f->group_submits);
 	}
 	for (;; check = 1) {
-		switch (s = state_of(r)) {
+		switch (s = state_of(w)) {
 		case REC_DONE:
 		case REC_ALONE:
 		case REC_LEAD:
-			state_set(r, REC_FREE);
+			state_set(w, REC_FREE);
 			/* Alone after a leader took it: it may have been
 			 * written before that leader died. */
 			*written = s == REC_ALONE;
@@ -214,13 +217,13 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 			error_set(e, (enum err_code)r->err_code, NULL, "%s",
 			    r->err_message);
 			e->retry_after_ms = (long)r->err_retry_ms;
-			state_set(r, REC_FREE);
+			state_set(w, REC_FREE);
 			return SHM_GROUP_FAILED;
 		case REC_READY:
 		case REC_ORPHAN:
 			/* Leading, the record is ours again. */
 			if (lead_claim(m, check)) {
-				if (state_move(r, s, REC_FREE)) {
+				if (state_move(w, s, REC_FREE)) {
 					*written = s == REC_ORPHAN;
 					return SHM_GROUP_LEAD;
 				}
@@ -229,23 +232,23 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 			}
 			left = (until - clock_mono_us()) / 1000;
 			if (s == REC_READY && left <= 0) {
-				if (!state_move(r, s, REC_FREE))
+				if (!state_move(w, s, REC_FREE))
 					continue;
 				error_set(e, ERR_UNAVAILABLE, NULL, "the database "
 				    "is not available (busy); try again");
 				e->retry_after_ms = 1000;
 				return SHM_GROUP_FAILED;
 			}
-			sleep_on(r, s, s == REC_READY &&
+			sleep_on(w, s, s == REC_READY &&
 			    left < SHM_GROUP_CHECK_MS ? left :
 			    SHM_GROUP_CHECK_MS);
 			break;
 		case REC_TAKEN:
 			/* Being written: no withdrawing it now. */
 			if (check && !token_alive(taker_of(r)))
-				state_move(r, s, REC_ORPHAN);
+				state_move(w, s, REC_ORPHAN);
 			else
-				sleep_on(r, s, SHM_GROUP_CHECK_MS);
+				sleep_on(w, s, SHM_GROUP_CHECK_MS);
 			break;
 		default:
 			*written = 0;
@@ -264,7 +267,7 @@ next_waiting(struct shm *m, uint32_t a, uint32_t b)
 
 	for (k = 0; k < n; k++) {
 		i = (m->cursor + k) % n;
-		if (i != self && ((s = state_of(record(m->f, i))) == a ||
+		if (i != self && ((s = state_of(state_word(m->f, i))) == a ||
 		    s == b))
 			return i;
 	}
@@ -276,15 +279,16 @@ shm_group_take(struct shm *m, const void **data, size_t *len, int *written)
 {
 	struct shm_record	*r;
 	size_t			 i;
-	uint32_t		 s;
+	uint32_t		*w, s;
 
 	while (m->taken < SHM_GROUP_MAX && (i = next_waiting(m, REC_READY,
 	    REC_ORPHAN)) < m->f->nslots) {
 		r = record(m->f, i);
-		s = state_of(r);
+		w = state_word(m->f, i);
+		s = state_of(w);
 		__atomic_store_n(&r->taker, my_token(m), __ATOMIC_RELAXED);
 		if ((s != REC_READY && s != REC_ORPHAN) ||
-		    !state_move(r, s, REC_TAKEN))
+		    !state_move(w, s, REC_TAKEN))
 			continue;	/* withdrawn, or taken over */
 		m->cursor = i + 1;
 		m->taken++;
@@ -308,7 +312,7 @@ pending(struct shm *m, size_t i)
 	return __atomic_load_n(&w->serving, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&w->backend_id, __ATOMIC_RELAXED) == 0 &&
 	    !__atomic_load_n(&w->queued, __ATOMIC_RELAXED) &&
-	    state_of(record(m->f, i)) == REC_FREE &&
+	    state_of(state_word(m->f, i)) == REC_FREE &&
 	    token_alive(token(w->pid, w->started));
 }
 
@@ -357,8 +361,9 @@ shm_group_leave(struct shm *m)
 			to = token(w->pid, w->started);
 			__atomic_store_n(&m->f->group_leader, to,
 			    __ATOMIC_RELEASE);
-			if (state_move(record(m->f, i), REC_READY, REC_LEAD)) {
-				wake(record(m->f, i));
+			if (state_move(state_word(m->f, i), REC_READY,
+			    REC_LEAD)) {
+				futex_wake(state_word(m->f, i));
 				return;
 			}
 			/* Withdrawn meanwhile: the lead is ours again,
@@ -381,7 +386,8 @@ void
 shm_group_finish(struct shm *m, int h, enum shm_group how,
     const struct error *e)
 {
-	struct shm_record *r = record(m->f, (size_t)h);
+	struct shm_record	*r = record(m->f, (size_t)h);
+	uint32_t		*w = state_word(m->f, (size_t)h);
 
 	if (how == SHM_GROUP_FAILED) {
 		r->err_code = (int32_t)e->code;
@@ -389,6 +395,6 @@ shm_group_finish(struct shm *m, int h, enum shm_group how,
 		snprintf(r->err_message, sizeof(r->err_message), "%s",
 		    e->message);
 	}
-	state_set(r, finished[how]);
-	wake(r);
+	state_set(w, finished[how]);
+	futex_wake(w);
 }
