@@ -51,10 +51,11 @@ def callgrind(worker, work, n, upstream=None):
     g.start()
     try:
         pid, = g.worker_pids()
-        probe.post(g, key, probe.body(upstream), 20)
+        body = probe.body(upstream)
+        probe.post(g, key, body, 20)
         subprocess.run(["callgrind_control", "-z", str(pid)], check=True,
                        capture_output=True)
-        probe.post(g, key, probe.body(upstream), n)
+        probe.post(g, key, body, n)
         subprocess.run(["callgrind_control", "-d", str(pid)], check=True,
                        capture_output=True)
     finally:

@@ -17,7 +17,8 @@
  * made, so processes of two versions never share a layout.  A slot is
  * owned by a process (pid and start time, against pid reuse) and freed
  * when its owner is gone.  Everything in the mapping but the metrics'
- * cells and the counters is read and written under shm_lock(); an owner
+ * cells, the counters and the group commit's records (shm_group.c, by
+ * their states) is read and written under shm_lock(); an owner
  * killed while holding it leaves an update half done, so every update
  * is written to be harmless when cut short (one field, or fields that
  * are only read together with it). */

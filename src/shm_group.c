@@ -349,6 +349,7 @@ shm_group_leave(struct shm *m)
 {
 	struct shm_worker	*w;
 	uint64_t		 me = my_token(m), to;
+	uint32_t		*s;
 	size_t			 i;
 
 	m->taken = 0;
@@ -358,12 +359,12 @@ shm_group_leave(struct shm *m)
 		if ((i = next_waiting(m, REC_READY, REC_READY)) <
 		    m->f->nslots) {
 			w = &m->f->slots[i];
+			s = state_word(m->f, i);
 			to = token(w->pid, w->started);
 			__atomic_store_n(&m->f->group_leader, to,
 			    __ATOMIC_RELEASE);
-			if (state_move(state_word(m->f, i), REC_READY,
-			    REC_LEAD)) {
-				futex_wake(state_word(m->f, i));
+			if (state_move(s, REC_READY, REC_LEAD)) {
+				futex_wake(s);
 				return;
 			}
 			/* Withdrawn meanwhile: the lead is ours again,
