@@ -10,10 +10,10 @@
  * (the shared memory decides which) while the others still leave it
  * out.  When every replica is left out, the call is a 503 at once, with
  * Retry-After the time until the first may be asked: a dead backend
- * does not hold a worker for its timeout.  Around the loop, a backend
- * has at most max_in_flight evaluations in flight on the host (default
- * half of SERVICE_WORKERS), so that it can never hold every worker;
- * beyond, a 503 at once.  When no replica answered: 503
+ * does not hold a worker for its timeout.  Around the loop, the
+ * in-flight rule (inflight.h) keeps a backend slower than its normal
+ * from holding more than half of the host's workers (or the operator's
+ * max_in_flight); beyond, a 503.  When no replica answered: 503
  * backend_unavailable, with the largest retry hint an upstream gave,
  * else 1 s.  Before it all, a backend with auth_env whose variable holds
  * no usable key is a 503 too (design.md section 16, item 11).
@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "backend_http.h"
@@ -32,6 +33,7 @@
 #include "backend_openai.h"
 #include "backend_systemone.h"
 #include "clock.h"
+#include "inflight.h"
 #include "json_util.h"
 #include "log.h"
 #include "metrics.h"
@@ -325,10 +327,11 @@ replicas_now(struct store *st, const struct backend *b, size_t n,
 	return k;
 }
 
-/* Asks the replicas of b, a backend of the remote kind k, in turn. */
+/* Asks the replicas of b, a backend of the remote kind k, in turn;
+ * *how says what the call teaches the in-flight rule. */
 static int
 ask_replicas(const struct kind_call *kc, struct backend_call *c,
-    struct backend_answer *out, struct error *e)
+    struct backend_answer *out, enum shm_call *how, struct error *e)
 {
 	const struct backend_kind	*k = kc->kind;
 	const struct backend		*b = c->b;
@@ -342,6 +345,7 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 	long				 hint = -1, wake;
 	int				 rc = -1;
 
+	*how = SHM_CALL_OTHER;
 	n = replicas_now(kc->st, b, kc->nurls, order, until, &wake);
 	if (n == 0) {
 		log_warn("backend '%s': every replica is cooling down; calls "
@@ -351,6 +355,7 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 	}
 	if (k->begin != NULL && k->begin(c, e) == -1)
 		return -1;
+	*how = SHM_CALL_FAILED;		/* unless a replica answers */
 	for (j = 0; j < n && rc == -1; j++) {
 		i = order[j];
 		len = strlen(b->urls[i]);
@@ -365,9 +370,12 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 			    b->urls[i]);
 			if (until[i] != 0)
 				cooldown_put(kc->st, b->urls[i], 0);
+			*how = SHM_CALL_ANSWERED;
 			rc = 0;
 			break;
 		}
+		if (at.outcome == MO_UNFIT)	/* it answered, though */
+			*how = SHM_CALL_OTHER;
 		metrics_backend(b->name, at.outcome != MO_OK ? at.outcome :
 		    MO_ERROR, clock_mono_us() - t0);
 		if (at.cool) {
@@ -419,9 +427,61 @@ key_ready(const struct backend *b, struct error *e)
 	    "(the gateway's log names the variable)");
 }
 
-/* A remote call: within b's in-flight limit on the host (a worker busy
- * with it; design.md section 16, item 2), so that a backend that hangs
- * cannot hold every worker, then the replica loop. */
+/* Takes a place among b's evaluations in flight on the host, under
+ * the rule inflight.h explains, waiting for one as long as the rule
+ * allows: 1 taken, 0 refused (e set).  The wait looks at the host's
+ * counts without the lock, napping 2, 4, ... 32 ms between looks, and
+ * takes the lock only when they show room (or the rule changed). */
+static int
+inflight_enter(const struct backend *b, const struct settings *s,
+    long timeout_ms, struct error *e)
+{
+	struct shm		*m = shm_host();
+	struct shm_flight_view	 v;
+	struct inflight_rule	 r;
+	struct timespec		 nap = { 0, 0 };
+	int64_t			 start = clock_mono_us() / 1000, now = start;
+	long			 nap_ms = 2;
+	int			 first = 1;
+
+	for (;;) {
+		shm_inflight_view(m, b->id, &v);
+		inflight_rule(&v, (long)b->max_in_flight, s->workers,
+		    timeout_ms, &r);
+		if ((first || r.older_ms > 0 || v.in_flight < r.limit) &&
+		    shm_inflight_take(m, b->id, r.limit, r.older_ms, now))
+			return 1;
+		first = 0;
+		if (now - start >= r.wait_ms)
+			break;
+		nap.tv_nsec = (now - start + nap_ms < r.wait_ms ? nap_ms :
+		    r.wait_ms - (now - start)) * 1000000L;
+		nanosleep(&nap, NULL);
+		nap_ms = nap_ms < 32 ? nap_ms * 2 : 32;
+		now = clock_mono_us() / 1000;
+	}
+	if (b->max_in_flight > 0)
+		unavailable(e, 1000, b->name, "as many evaluations are in "
+		    "flight to it on this host as its limit (max_in_flight) "
+		    "allows");
+	else if (r.older_ms > 0)
+		error_set(e, ERR_BACKEND_UNAVAILABLE, NULL, "backend '%s': "
+		    "%ld of its evaluations on this host have waited over "
+		    "%lld ms for it (%s), as many as may", b->name, r.limit,
+		    (long long)r.older_ms, v.failing ? "its last call failed" :
+		    "slower than its recent answers");
+	else
+		error_set(e, ERR_BACKEND_UNAVAILABLE, NULL, "backend '%s': "
+		    "%ld evaluations on this host await its %s answer, as "
+		    "many as may", b->name, r.limit, v.failing ? "next" :
+		    "first");
+	e->retry_after_ms = 1000;	/* unavailable() sets the same */
+	return 0;
+}
+
+/* A remote call: within b's in-flight limit on the host (inflight.h),
+ * so that a backend that hangs cannot hold every worker, then the
+ * replica loop. */
 static int
 remote(const struct backend_kind *k, struct store *st,
     const struct settings *s, const struct backend *b, json_object *state,
@@ -429,7 +489,8 @@ remote(const struct backend_kind *k, struct store *st,
 {
 	struct kind_call	 kc = { k, st, b->nurls };
 	struct backend_call	 c;
-	long			 limit;
+	enum shm_call		 how;
+	int64_t			 t0;
 	int			 rc;
 
 	if (kc.nurls > BACKEND_MAX_URLS)
@@ -446,14 +507,11 @@ remote(const struct backend_kind *k, struct store *st,
 	c.questions = questions;
 	c.timeout_ms = b->timeout_ms > 0 ? (long)b->timeout_ms :
 	    s->backend_timeout_ms;
-	limit = b->max_in_flight > 0 ? (long)b->max_in_flight :
-	    s->workers / 2 > 1 ? s->workers / 2 : 1;
-	if (!shm_inflight_take(shm_host(), b->id, limit))
-		return unavailable(e, 1000, b->name, "as many evaluations "
-		    "are in flight to it on this host as its limit "
-		    "(max_in_flight) allows");
-	rc = ask_replicas(&kc, &c, out, e);
-	shm_inflight_give(shm_host());
+	if (!inflight_enter(b, s, c.timeout_ms, e))
+		return -1;
+	t0 = clock_mono_us();
+	rc = ask_replicas(&kc, &c, out, &how, e);
+	shm_inflight_give(shm_host(), how, clock_mono_us() - t0);
 	return rc;
 }
 

@@ -109,8 +109,8 @@ main(void)
 	 * are off and nothing is counted, which is logged: not a reason to
 	 * refuse requests.  Mapped first: opening the store writes the
 	 * cache, in its queue. */
-	if ((shm = shm_attach(settings.shm_path, (int)settings.workers, 0666,
-	    &e)) == NULL) {
+	if ((shm = shm_attach(settings.shm_path, SHM_SLOTS(settings.workers) >
+	    SHM_SLOTS_DEFAULT ? (int)settings.workers : 0, 0666, &e)) == NULL) {
 		log_warn("%s: host-wide limits off", e.message);
 		error_clear(&e);
 	}

@@ -69,7 +69,7 @@ struct backend {
 	char	release_date[16];	/* YYYY-MM-DD or "" */
 	int	enabled;
 	int64_t	timeout_ms;		/* 0: SERVICE_BACKEND_TIMEOUT_MS */
-	int64_t	max_in_flight;		/* 0: half of SERVICE_WORKERS */
+	int64_t	max_in_flight;		/* 0: the rule of inflight.h */
 	/* The options of the kinds that have some (struct backend_option):
 	 * 0 or "" is the kind's default, and always so for other kinds. */
 	int64_t	max_options;		/* openai: labels asked for */

@@ -57,10 +57,11 @@ static const struct setting table[] = {
 	{ "SERVICE_BACKEND_TIMEOUT_MS", K_LONG, "30000", 100, 3600000,
 	  { NULL }, NUM(backend_timeout_ms),
 	  "per replica attempt, unless set on the backend" },
-	{ "SERVICE_WORKERS", K_LONG, "4", 1, 100000, { NULL }, NUM(workers),
-	  "workers the web server runs (beside max-procs or "
-	  "FcgidMaxProcessesPerClass); sizes the shared memory and the "
-	  "default in-flight limit of a backend" },
+	{ "SERVICE_WORKERS", K_LONG, "0", 0, 100000, { NULL }, NUM(workers),
+	  "optional cap: the most workers the default in-flight limit of a "
+	  "backend counts (half of them); 0: the workers running, as they "
+	  "count themselves; a pool over 2040 also gets room in the shared "
+	  "memory for 2 x it + 16 processes" },
 	{ "SERVICE_SHM_PATH", K_PATH, "", 0, 0, { NULL }, STR(shm_path),
 	  "the host's shared memory (default: evalgate.shm beside the cache)" },
 	{ "SERVICE_GROUP_WRITABLE", K_LONG, "0", 0, 1, { NULL },

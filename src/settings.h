@@ -20,7 +20,7 @@ struct settings {
 	long	default_rate_per_minute;
 	long	default_daily_quota;
 	long	backend_timeout_ms;
-	long	workers;		/* the web server's pool */
+	long	workers;		/* SERVICE_WORKERS: a cap; 0 none */
 	char	shm_path[4096];		/* the host's shared memory */
 	long	group_writable;		/* 1: state files 0660, else 0600 */
 	long	retention_days;		/* 0: keep every decision */

@@ -17,11 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "shm.h"
 #include "shm_file.h"
 #include "xalloc.h"
 
 #define SHM_TRIES	8		/* files replaced under us in a row */
+#define SHM_RECOUNT_MS	100		/* a full backend's owners asked */
 
 static struct shm	*host;		/* the process's mapping, or NULL */
 
@@ -73,9 +75,10 @@ setup(struct shm_file *f, size_t nslots)
 	size_t			i;
 	int			rc;
 
-	/* The metrics table is zero: the file was truncated to nothing
-	 * and grown again (map_once), which leaves it sparse. */
-	memset(f, 0, sizeof(*f) + nslots * sizeof(f->slots[0]));
+	/* The slots and the tables after them are zero: the file was
+	 * truncated to nothing and grown again (map_once), which leaves
+	 * it sparse; writing them would give every page a block. */
+	memset(f, 0, sizeof(*f));
 	f->version = SHM_VERSION;
 	f->nslots = nslots;
 	/* Run ids unlike those of a file this one replaces. */
@@ -208,30 +211,64 @@ fold(struct shm_file *f, size_t i)
 	from->answered_ms = 0;
 }
 
+/* Under the lock: the first free slot of those ever taken, else the
+ * next never taken (raising the mark), else one whose owner is gone;
+ * nslots when none is. */
+static size_t
+free_slot(struct shm *m)
+{
+	struct shm_worker	*w;
+	size_t			 i, n;
+
+	w = shm_slots(m, &n);
+	for (i = 0; i < n && w[i].pid != 0; i++)
+		;
+	if (i == n && n < m->f->nslots)
+		__atomic_store_n(&m->f->high, (uint32_t)(n + 1),
+		    __ATOMIC_RELEASE);
+	else if (i == n && shm_reap(m) > 0)
+		for (i = 0; i < n && w[i].pid != 0; i++)
+			;
+	return i < m->f->nslots ? i : (size_t)m->f->nslots;
+}
+
+/* Under the lock: slot w is empty, its owner (a worker's counted) gone. */
+static void
+vacate(struct shm_file *f, struct shm_worker *w)
+{
+	w->backend_id = 0;
+	w->serving = 0;
+	w->queued = 0;
+	if (w->worker)
+		__atomic_sub_fetch(&f->workers, 1, __ATOMIC_RELAXED);
+	w->worker = 0;
+	w->pid = 0;
+}
+
 /* Takes a free slot, or one whose owner is gone. */
 static void
 claim(struct shm *m)
 {
 	struct shm_worker	*w;
-	size_t			 i, n;
+	size_t			 i;
 
 	if (shm_lock(m) == -1)
 		return;
-	w = shm_slots(m, &n);
-	for (i = 0; i < n && w[i].pid != 0; i++)
-		;
-	if (i == n && shm_reap(m) > 0)
-		for (i = 0; i < n && w[i].pid != 0; i++)
-			;
-	if (i < n) {
+	if ((i = free_slot(m)) < m->f->nslots) {
+		w = &m->f->slots[i];
 		fold(m->f, i);
-		w[i].backend_id = 0;
-		w[i].serving = 0;
-		w[i].queued = 0;
-		w[i].cpu = m->cpu;
-		w[i].started = m->started;
-		w[i].pid = getpid();
-		m->self = &w[i];
+		w->backend_id = 0;
+		w->since_ms = 0;
+		w->serving = 0;
+		w->queued = 0;
+		w->cpu = m->cpu;
+		w->started = m->started;
+		w->worker = !m->join;
+		if (w->worker)
+			__atomic_add_fetch(&m->f->workers, 1,
+			    __ATOMIC_RELAXED);
+		w->pid = getpid();
+		m->self = w;
 	}
 	shm_unlock(m);
 }
@@ -262,7 +299,7 @@ attach(const char *path, int workers, mode_t mode, int join,
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	m->mode = mode;
 	m->join = join;
-	m->want = SHM_SLOTS(workers > 0 ? workers : 1);
+	m->want = workers > 0 ? SHM_SLOTS(workers) : SHM_SLOTS_DEFAULT;
 	m->fd = -1;
 	m->cpu = -1;
 	m->started = shm_proc_started(getpid());
@@ -332,12 +369,8 @@ release(struct shm *m)
 {
 	if (m->self == NULL || shm_lock(m) == -1)
 		return;
-	if (m->self->pid == getpid()) {
-		m->self->backend_id = 0;
-		m->self->serving = 0;
-		m->self->queued = 0;
-		m->self->pid = 0;
-	}
+	if (m->self->pid == getpid())
+		vacate(m->f, m->self);
 	m->self = NULL;
 	shm_unlock(m);
 }
@@ -352,6 +385,39 @@ shm_detach(struct shm *m)
 	free(m);
 }
 
+/* Once every SHM_REAP_MS on the host, by whoever comes first: frees the
+ * slots of owners gone (killed, crashed), so that shm_workers() and the
+ * group commit's looks count only the living.  Whether an owner lives
+ * is asked outside the lock (a system call or two per slot); a slot is
+ * freed under it only if it still names the owner found gone. */
+static void
+reap_due(struct shm *m)
+{
+	struct shm_worker	*w, seen;
+	int64_t			 now = clock_mono_us() / 1000, last;
+	size_t			 i, n;
+
+	last = __atomic_load_n(&m->f->reaped_ms, __ATOMIC_RELAXED);
+	if (now - last < SHM_REAP_MS && now >= last)
+		return;
+	if (!__atomic_compare_exchange_n(&m->f->reaped_ms, &last, now, 0,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;			/* another process does it */
+	n = __atomic_load_n(&m->f->high, __ATOMIC_ACQUIRE);
+	w = m->f->slots;
+	for (i = 0; i < n && i < m->f->nslots; i++) {
+		seen.pid = __atomic_load_n(&w[i].pid, __ATOMIC_RELAXED);
+		seen.started = __atomic_load_n(&w[i].started,
+		    __ATOMIC_RELAXED);
+		if (seen.pid == 0 || shm_owner_alive(&seen) ||
+		    shm_lock(m) == -1)
+			continue;
+		if (w[i].pid == seen.pid && w[i].started == seen.started)
+			vacate(m->f, &w[i]);
+		shm_unlock(m);
+	}
+}
+
 int
 shm_maintain(struct shm *m)
 {
@@ -360,8 +426,10 @@ shm_maintain(struct shm *m)
 	struct error	 e = { 0 };
 
 	if (m->f != NULL && stat(m->path, &sb) == 0 && sb.st_dev == m->dev &&
-	    sb.st_ino == m->ino)
+	    sb.st_ino == m->ino) {
+		reap_due(m);
 		return 0;
+	}
 	fresh = *m;
 	fresh.fd = -1;
 	fresh.f = NULL;
@@ -408,7 +476,9 @@ shm_self(struct shm *m)
 struct shm_worker *
 shm_slots(struct shm *m, size_t *n)
 {
-	*n = (size_t)m->f->nslots;
+	*n = __atomic_load_n(&m->f->high, __ATOMIC_ACQUIRE);
+	if (*n > m->f->nslots)		/* never, in a file we set up */
+		*n = (size_t)m->f->nslots;
 	return m->f->slots;
 }
 
@@ -421,13 +491,18 @@ shm_reap(struct shm *m)
 	w = shm_slots(m, &n);
 	for (i = 0; i < n; i++)
 		if (w[i].pid != 0 && !shm_owner_alive(&w[i])) {
-			w[i].backend_id = 0;
-			w[i].serving = 0;
-			w[i].queued = 0;
-			w[i].pid = 0;
+			vacate(m->f, &w[i]);
 			freed++;
 		}
 	return freed;
+}
+
+long
+shm_workers(struct shm *m)
+{
+	if (m == NULL || m->f == NULL)
+		return 0;
+	return (long)__atomic_load_n(&m->f->workers, __ATOMIC_RELAXED);
 }
 
 void
@@ -442,34 +517,89 @@ shm_host(void)
 	return host;
 }
 
-/* Under the lock: backend_id's count of calls in flight, an entry
- * taken for it if add; NULL when it has none (or none is free). */
+/* Under the lock: backend_id's entry, one taken for it if add (a free
+ * one, else the least recently used idle one); NULL when it has none
+ * (or none can be had). */
 static struct shm_flight *
 flight(struct shm_file *f, int64_t backend_id, int add)
 {
-	struct shm_flight	*free_one = NULL;
-	size_t			 i;
+	struct shm_flight	*spare = NULL, *e;
 
-	for (i = 0; i < SHM_FLIGHTS; i++) {
-		if (f->flights[i].backend_id == backend_id)
-			return &f->flights[i];
-		if (free_one == NULL && (f->flights[i].backend_id == 0 ||
-		    f->flights[i].n <= 0))
-			free_one = &f->flights[i];
+	for (e = f->flights; e < f->flights + SHM_FLIGHTS; e++) {
+		if (e->backend_id == backend_id)
+			return e;
+		if (e->n <= 0 && (spare == NULL || (spare->backend_id != 0 &&
+		    (e->backend_id == 0 || e->used_ms < spare->used_ms))))
+			spare = e;
 	}
-	if (!add || free_one == NULL)
+	if (!add || spare == NULL)
 		return NULL;
-	free_one->n = 0;		/* cut short here: still free */
-	free_one->backend_id = backend_id;
-	return free_one;
+	spare->backend_id = 0;		/* cut short here: still free */
+	spare->n = 0;
+	spare->latency_us = 0;
+	spare->failing = 0;
+	spare->reaped_ms = 0;
+	spare->backend_id = backend_id;
+	return spare;
+}
+
+void
+shm_inflight_view(struct shm *m, int64_t backend_id,
+    struct shm_flight_view *v)
+{
+	struct shm_flight	*e;
+
+	memset(v, 0, sizeof(*v));
+	if (m == NULL || m->f == NULL)
+		return;
+	v->workers = shm_workers(m);
+	for (e = m->f->flights; e < m->f->flights + SHM_FLIGHTS; e++)
+		if (__atomic_load_n(&e->backend_id, __ATOMIC_RELAXED) ==
+		    backend_id) {
+			v->in_flight = __atomic_load_n(&e->n,
+			    __ATOMIC_RELAXED);
+			v->latency_us = __atomic_load_n(&e->latency_us,
+			    __ATOMIC_RELAXED);
+			v->failing = __atomic_load_n(&e->failing,
+			    __ATOMIC_RELAXED) != 0;
+			break;
+		}
+}
+
+/* Under the lock: the live processes other than us calling backend_id
+ * (*all), and those of them calling since before since_ms (returned).
+ * With reap, an owner counted is first asked whether its pid still
+ * runs (one system call; the periodic reap, reap_due(), also tells a
+ * pid the kernel gave to another process since). */
+static size_t
+walk(struct shm *m, int64_t backend_id, int64_t since_ms, int reap,
+    size_t *all)
+{
+	struct shm_worker	*w;
+	size_t			 i, n, old = 0;
+
+	*all = 0;
+	w = shm_slots(m, &n);
+	for (i = 0; i < n; i++) {
+		if (w[i].pid == 0 || w[i].backend_id != backend_id ||
+		    &w[i] == m->self)
+			continue;
+		if (reap && kill(w[i].pid, 0) == -1 && errno == ESRCH) {
+			vacate(m->f, &w[i]);
+			continue;
+		}
+		(*all)++;
+		old += w[i].since_ms <= since_ms;
+	}
+	return old;
 }
 
 int
-shm_inflight_take(struct shm *m, int64_t backend_id, long limit)
+shm_inflight_take(struct shm *m, int64_t backend_id, long limit,
+    int64_t older_ms, int64_t now_ms)
 {
 	struct shm_flight	*f;
-	struct shm_worker	*w;
-	size_t			 i, n, busy;
+	size_t			 busy, all;
 	int			 pass;
 
 	if (m == NULL || shm_lock(m) == -1)
@@ -480,38 +610,54 @@ shm_inflight_take(struct shm *m, int64_t backend_id, long limit)
 	}
 	f = flight(m->f, backend_id, 1);
 	busy = f != NULL ? (size_t)f->n : (size_t)limit;
-	/* Full (or not counted): walk the slots; when full, free the
-	 * slots of the dead and walk again. */
-	w = shm_slots(m, &n);
+	/* Full by the count (or not counted): walk the slots, counting
+	 * the calls older than older_ms; when still full, walk again
+	 * asking whether each owner lives, at most every SHM_RECOUNT_MS
+	 * for a backend (a flood of calls refused is not a flood of
+	 * system calls under the lock). */
 	for (pass = 0; pass < 2 && busy >= (size_t)limit; pass++) {
-		for (i = 0, busy = 0; i < n; i++)
-			busy += w[i].pid != 0 && w[i].backend_id == backend_id &&
-			    &w[i] != m->self;
-		if (f != NULL)
-			f->n = (int64_t)busy;
-		if (busy < (size_t)limit || pass == 1 || shm_reap(m) == 0)
+		if (pass == 1 && f != NULL && now_ms - f->reaped_ms <
+		    SHM_RECOUNT_MS && now_ms >= f->reaped_ms)
 			break;
+		if (pass == 1 && f != NULL)
+			f->reaped_ms = now_ms;
+		busy = walk(m, backend_id, now_ms - older_ms, pass, &all);
+		if (f != NULL)
+			f->n = (int64_t)all;
 	}
 	if (busy < (size_t)limit) {	/* read without the lock too */
+		m->self->since_ms = now_ms;
 		__atomic_store_n(&m->self->backend_id, backend_id,
 		    __ATOMIC_RELAXED);
-		if (f != NULL)
+		if (f != NULL) {
 			f->n++;
+			f->used_ms = now_ms;
+		}
 	}
 	shm_unlock(m);
 	return busy < (size_t)limit;
 }
 
 void
-shm_inflight_give(struct shm *m)
+shm_inflight_give(struct shm *m, enum shm_call how, int64_t us)
 {
-	struct shm_flight *f;
+	struct shm_flight	*f;
 
 	if (m == NULL || m->self == NULL || shm_lock(m) == -1)
 		return;
 	if (m->self->backend_id != 0 &&
-	    (f = flight(m->f, m->self->backend_id, 0)) != NULL && f->n > 0)
-		f->n--;
+	    (f = flight(m->f, m->self->backend_id, 0)) != NULL) {
+		if (f->n > 0)
+			f->n--;
+		if (how == SHM_CALL_ANSWERED) {
+			if (us < 1)
+				us = 1;
+			f->latency_us = f->latency_us == 0 ? us :
+			    f->latency_us + (us - f->latency_us) / 8;
+			f->failing = 0;
+		} else if (how == SHM_CALL_FAILED)
+			f->failing = 1;
+	}
 	__atomic_store_n(&m->self->backend_id, 0, __ATOMIC_RELAXED);
 	shm_unlock(m);
 }

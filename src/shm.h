@@ -8,8 +8,9 @@
  * matters: every process notices (shm_maintain) and maps a new one.
  *
  * The layout is fixed and versioned: a header, one robust
- * process-shared mutex, the tables of the counters below, then
- * SHM_SLOTS(workers) worker slots, then the metrics table: one
+ * process-shared mutex, the tables of the counters below, then the
+ * slots (SHM_SLOTS_DEFAULT, or more for a pool said to be larger), then
+ * the metrics table: one
  * struct shm_metrics per worker slot and one more, "retired", into which
  * a slot's figures are folded when the slot is taken again (metrics.c
  * says what the cells count).  A file of
@@ -21,7 +22,12 @@
  * their states) is read and written under shm_lock(); an owner
  * killed while holding it leaves an update half done, so every update
  * is written to be harmless when cut short (one field, or fields that
- * are only read together with it). */
+ * are only read together with it).
+ *
+ * The file is sparse and every look over the slots stops at the
+ * highest slot ever taken: a host running few workers touches the
+ * pages of few slots, whatever the file holds, so the pool's size need
+ * not be told (the workers count themselves, shm_workers()). */
 #ifndef EVALGATE_SHM_H
 #define EVALGATE_SHM_H
 
@@ -31,14 +37,17 @@
 
 #include "error.h"
 
-#define SHM_VERSION	10
+#define SHM_VERSION	11
 #define SHM_PROBES	64	/* replicas whose probe is remembered */
 #define SHM_FLIGHTS	64	/* backends whose calls in flight are
 				 * counted (more are walked) */
 #define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
-/* Slots for workers: the pool, the internal listener's, the console, and
- * processes being replaced while their successors start. */
+/* Slots for a pool of workers: the pool, the internal listener's, the
+ * console, and processes being replaced while their successors start.
+ * A new file holds SHM_SLOTS_DEFAULT, or SHM_SLOTS(workers) for a pool
+ * said (SERVICE_WORKERS) to be larger. */
 #define SHM_SLOTS(workers)	(2 * (size_t)(workers) + 16)
+#define SHM_SLOTS_DEFAULT	4096
 
 struct shm_worker {
 	pid_t	 pid;		/* owner; 0: free */
@@ -46,6 +55,8 @@ struct shm_worker {
 				 * by the owner alone, relaxed) */
 	uint64_t started;	/* the owner's start time (/proc), in ticks */
 	int64_t	 backend_id;	/* evaluation in flight to it; 0 none */
+	int64_t	 since_ms;	/* when that call began (monotonic) */
+	uint32_t worker;	/* 1: a worker (shm_attach), 0: the console */
 	uint32_t queued;	/* 1 while the owner waits in or holds a
 				 * write-lock queue (the owner's, relaxed) */
 	int32_t	 cpu;		/* the CPU the owner keeps to (shm_spread);
@@ -69,9 +80,10 @@ struct shm_metrics {
 struct shm;	/* a process's handle on the mapping (opaque) */
 
 /* Maps the file at path, creating it (with mode) or replacing one of
- * another layout, and takes a slot for this process.  workers sizes the
- * slots.  NULL with e set (503) when it cannot: callers then go on
- * without what the mapping counts. */
+ * another layout, and takes a slot for this process, a worker's.  A new
+ * file has SHM_SLOTS(workers) slots, SHM_SLOTS_DEFAULT for workers 0.
+ * NULL with e set (503) when it cannot: callers then go on without what
+ * the mapping counts. */
 struct shm	*shm_attach(const char *path, int workers, mode_t mode,
 		    struct error *e);
 /* The same for the console: maps the file only if the workers made it
@@ -88,8 +100,11 @@ int		 shm_spread(struct shm *m);
 /* Frees this process's slot and unmaps.  NULL is fine. */
 void		 shm_detach(struct shm *m);
 /* Between requests: maps the file anew if it was unlinked or replaced
- * (another inode at the path), as the cache is.  0, or -1 when the new
- * one cannot be mapped (the old mapping stays in use). */
+ * (another inode at the path), as the cache is, and, once every
+ * SHM_REAP_MS on the host, frees the slots whose owner is gone.  0, or
+ * -1 when the new one cannot be mapped (the old mapping stays in
+ * use). */
+#define SHM_REAP_MS	10000
 int		 shm_maintain(struct shm *m);
 
 /* Takes the mapping's mutex; a holder that died is recovered from
@@ -98,16 +113,46 @@ int		 shm_maintain(struct shm *m);
 int		 shm_lock(struct shm *m);
 void		 shm_unlock(struct shm *m);
 
+/* The worker processes with a slot (the console's is not one): the
+ * pool the web server runs, as the workers count themselves.  A worker
+ * killed is counted until its slot is found free (shm_maintain looks
+ * every SHM_REAP_MS).  0 with no mapping. */
+long		 shm_workers(struct shm *m);
+
 /* The counters the host shares.  Each takes the lock itself, and with
  * no mapping (m NULL) allows what it is asked, as a host without the
  * file would: these limits protect the host, they are not a contract.
  *
- * In flight: this process is calling backend_id (> 0) if fewer than
- * limit live processes are: 1 taken (recorded in its slot), 0 full.  A
- * process killed in the call is not counted once it is gone. */
+ * In flight: what the host knows of backend_id's calls, read without
+ * the lock (a view a moment old is good enough for a policy).  All 0
+ * with no mapping, or for a backend not called since the file was
+ * made. */
+struct shm_flight_view {
+	long	 workers;	/* shm_workers() */
+	int64_t	 in_flight;	/* its calls in flight on the host */
+	int64_t	 latency_us;	/* how long its answered calls took, the
+				 * recent weighing most (a moving average
+				 * of 1/8); 0: none answered yet */
+	int	 failing;	/* its last call failed, and none answered
+				 * since */
+};
+void		 shm_inflight_view(struct shm *m, int64_t backend_id,
+		    struct shm_flight_view *v);
+/* This process is calling backend_id (> 0) at now_ms (monotonic) if
+ * fewer than limit live processes are calling it since before now_ms -
+ * older_ms (older_ms 0: every call counts): 1 taken (recorded in its
+ * slot), 0 full.  A process killed in the call is not counted once it
+ * is gone. */
 int		 shm_inflight_take(struct shm *m, int64_t backend_id,
-		    long limit);
-void		 shm_inflight_give(struct shm *m);
+		    long limit, int64_t older_ms, int64_t now_ms);
+/* The call taken is over, after us microseconds: how it went. */
+enum shm_call {
+	SHM_CALL_ANSWERED,	/* an answer that fits: the latency counts */
+	SHM_CALL_FAILED,	/* no replica answered (transport, server) */
+	SHM_CALL_OTHER		/* anything else: nothing learnt */
+};
+void		 shm_inflight_give(struct shm *m, enum shm_call how,
+		    int64_t us);
 /* One probe per period: 1 if no probe of key was let through in the
  * period_ms before now_ms (this one is recorded), else 0. */
 int		 shm_probe_claim(struct shm *m, const char *key, int64_t now_ms,
@@ -286,7 +331,8 @@ int		 shm_metric_name(struct shm *m, enum shm_names t,
 const char	(*shm_metric_names(struct shm *m, enum shm_names t,
 		    size_t *n))[SHM_METRIC_NAME_SIZE];
 
-/* Under the lock: this process's slot, and every slot (n of them). */
+/* Under the lock: this process's slot, and the slots ever taken (n of
+ * them; those past n are free and untouched). */
 struct shm_worker *shm_self(struct shm *m);
 struct shm_worker *shm_slots(struct shm *m, size_t *n);
 /* Under the lock: frees the slots whose owner is gone; how many. */

@@ -22,12 +22,19 @@ struct shm_probe {
 };
 
 /* Evaluations in flight to a backend, counted as they are taken and
- * given so that a call needs no walk over every slot.  A process killed
- * in between leaves its count behind: the walk over the slots, the dead
- * freed, puts it right whenever the backend looks full. */
+ * given so that a call needs no walk over every slot, and how its calls
+ * have gone (what shm_inflight_view() shows).  A process killed in
+ * between leaves its count behind: the walk over the slots, the dead
+ * freed, puts it right whenever the backend looks full.  An entry is
+ * kept while idle, for its latency; a full table gives the least
+ * recently used idle one to a new backend. */
 struct shm_flight {
 	int64_t		 backend_id;	/* 0 free */
 	int64_t		 n;
+	int64_t		 latency_us;	/* see struct shm_flight_view */
+	int64_t		 failing;
+	int64_t		 used_ms;	/* the last call taken */
+	int64_t		 reaped_ms;	/* its owners last asked */
 };
 
 struct shm_budget {
@@ -54,6 +61,16 @@ struct shm_file {
 	uint32_t		 magic;
 	uint32_t		 version;	/* SHM_VERSION */
 	uint64_t		 nslots;
+	uint32_t		 high;		/* slots ever taken: every look
+						 * over the slots stops here,
+						 * so that the pages of slots
+						 * never used are never touched
+						 * (written under the lock, read
+						 * with acquire) */
+	uint32_t		 workers;	/* worker slots taken (atomic;
+						 * written under the lock) */
+	int64_t			 reaped_ms;	/* the slots last looked over
+						 * for owners gone (atomic) */
 	pthread_mutex_t		 lock;		/* robust, process-shared */
 	struct shm_probe	 probes[SHM_PROBES];
 	struct shm_budget	 budgets[SHM_BUDGETS];

@@ -70,6 +70,16 @@ self_index(const struct shm *m)
 	return (size_t)(m->self - m->f->slots);
 }
 
+/* The slots ever taken: the looks over records stop there. */
+static size_t
+slots_used(struct shm *m)
+{
+	size_t n;
+
+	shm_slots(m, &n);
+	return n;
+}
+
 /* A process as the lead and the takers name it. */
 static uint64_t
 token(pid_t pid, uint64_t started)
@@ -119,17 +129,19 @@ state_move(uint32_t *w, uint32_t from, uint32_t to)
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-/* Sleeps while the word in the mapping is still v, us at most. */
-static void
+/* Sleeps while the word in the mapping is still v, us at most: 1 if
+ * the time ran out, 0 if woken (or the word had moved). */
+static int
 futex_sleep(uint32_t *word, uint32_t v, int64_t us)
 {
 	struct timespec ts;
 
 	if (us <= 0)
-		return;
+		return 1;
 	ts.tv_sec = (time_t)(us / 1000000);
 	ts.tv_nsec = (long)(us % 1000000) * 1000L;
-	syscall(SYS_futex, word, FUTEX_WAIT, v, &ts, NULL, 0);
+	return syscall(SYS_futex, word, FUTEX_WAIT, v, &ts, NULL, 0) == -1 &&
+	    errno == ETIMEDOUT;
 }
 
 static void
@@ -138,11 +150,12 @@ futex_wake(uint32_t *word)
 	syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-/* Sleeps while the record's state w is still s, ms at most. */
-static void
+/* Sleeps while the record's state w is still s, ms at most: 1 if the
+ * time ran out. */
+static int
 sleep_on(uint32_t *w, uint32_t s, int64_t ms)
 {
-	futex_sleep(w, s, ms * 1000);
+	return futex_sleep(w, s, ms * 1000);
 }
 
 /* Takes the lead if nobody has it or, with check, if its holder died. */
@@ -189,7 +202,10 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 	struct shm_record	*r = record(m->f, self_index(m));
 	uint32_t		*w = state_word(m->f, self_index(m)), s;
 	int64_t			 until = clock_mono_us() + wait_ms * 1000, left;
-	int			 check = 0;
+	int			 check = 0;	/* a sleep ran its time out:
+						 * look whether the leader
+						 * lives (a look at /proc, not
+						 * made at every wake) */
 
 	r->len = (uint32_t)len;
 	state_set(w, REC_READY);
@@ -202,7 +218,7 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 		__atomic_add_fetch(&m->f->group_submits, 1, __ATOMIC_RELEASE);
 		futex_wake(&m->f->group_submits);
 	}
-	for (;; check = 1) {
+	for (;;) {
 		switch (s = state_of(w)) {
 		case REC_DONE:
 		case REC_ALONE:
@@ -239,7 +255,7 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 				e->retry_after_ms = 1000;
 				return SHM_GROUP_FAILED;
 			}
-			sleep_on(w, s, s == REC_READY &&
+			check = sleep_on(w, s, s == REC_READY &&
 			    left < SHM_GROUP_CHECK_MS ? left :
 			    SHM_GROUP_CHECK_MS);
 			break;
@@ -248,7 +264,7 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 			if (check && !token_alive(taker_of(r)))
 				state_move(w, s, REC_ORPHAN);
 			else
-				sleep_on(w, s, SHM_GROUP_CHECK_MS);
+				check = sleep_on(w, s, SHM_GROUP_CHECK_MS);
 			break;
 		default:
 			*written = 0;
@@ -262,7 +278,7 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 static size_t
 next_waiting(struct shm *m, uint32_t a, uint32_t b)
 {
-	size_t	n = (size_t)m->f->nslots, self = self_index(m), i, k;
+	size_t	n = slots_used(m), self = self_index(m), i, k;
 	uint32_t s;
 
 	for (k = 0; k < n; k++) {
@@ -271,7 +287,7 @@ next_waiting(struct shm *m, uint32_t a, uint32_t b)
 		    s == b))
 			return i;
 	}
-	return n;
+	return (size_t)m->f->nslots;
 }
 
 int
@@ -303,23 +319,29 @@ shm_group_take(struct shm *m, const void **data, size_t *len, int *written)
 
 /* Whether the owner of slot i is to submit a decision soon: it serves
  * a request, waits neither on a backend nor in a queue (behind us,
- * perhaps), and has no record in. */
+ * perhaps), has no record in, and its pid runs.  Only that is asked of
+ * the kernel (kill 0), not whether the pid is still the owner's (a look
+ * at /proc at every commit): a pid given to another process costs each
+ * commit at most its await, until the slot is found free
+ * (shm_maintain). */
 static int
 pending(struct shm *m, size_t i)
 {
-	struct shm_worker *w = &m->f->slots[i];
+	struct shm_worker	*w = &m->f->slots[i];
+	pid_t			 pid = __atomic_load_n(&w->pid,
+				    __ATOMIC_RELAXED);
 
-	return __atomic_load_n(&w->serving, __ATOMIC_RELAXED) &&
+	return pid != 0 && __atomic_load_n(&w->serving, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&w->backend_id, __ATOMIC_RELAXED) == 0 &&
 	    !__atomic_load_n(&w->queued, __ATOMIC_RELAXED) &&
 	    state_of(state_word(m->f, i)) == REC_FREE &&
-	    token_alive(token(w->pid, w->started));
+	    !(kill(pid, 0) == -1 && errno == ESRCH);
 }
 
 int
 shm_group_await(struct shm *m, int64_t until_us)
 {
-	size_t		 n = (size_t)m->f->nslots, self = self_index(m), i;
+	size_t		 n = slots_used(m), self = self_index(m), i;
 	int64_t		 left = until_us - clock_mono_us();
 	uint32_t	 seen;
 
@@ -330,7 +352,8 @@ shm_group_await(struct shm *m, int64_t until_us)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (i = 0; i < n && (i == self || !pending(m, i)); i++)
 		;
-	if (i < n && next_waiting(m, REC_READY, REC_ORPHAN) == n)
+	if (i < n && next_waiting(m, REC_READY, REC_ORPHAN) ==
+	    (size_t)m->f->nslots)
 		futex_sleep(&m->f->group_submits, seen, left);
 	__atomic_store_n(&m->f->group_awaiting, 0, __ATOMIC_RELAXED);
 	return i < n;

@@ -31,6 +31,13 @@
 
 static char path[256];
 
+/* The monotonic clock in ms, as the in-flight counts take it. */
+static int64_t
+now_ms(void)
+{
+	return clock_mono_us() / 1000;
+}
+
 /* Forks a child that runs body(fd, arg), writing to fd what it has
  * done; its pid once it wrote the first byte, if that is want, else -1.
  * With rd, what it writes next is read there (the caller closes it). */
@@ -71,7 +78,7 @@ child_body(int fd, const void *arg)
 	struct shm	*m = shm_attach(path, 4, 0600, &e);
 
 	if (m == NULL || (what == 'l' && shm_lock(m) == -1) ||
-	    (what == 'i' && shm_inflight_take(m, 7, 1) != 1) ||
+	    (what == 'i' && shm_inflight_take(m, 7, 1, 0, now_ms()) != 1) ||
 	    (what == 'm' && shm_metrics_self(m) == NULL) ||
 	    (what == 'q' && shm_queue_enter(m, SHM_QUEUE_DB, 1000) != 1))
 		_exit(1);
@@ -166,7 +173,7 @@ test_metrics(void)
 	    "killed -9: its figures are still summed (6, 3), in its slot");
 	/* Every other slot taken, then one more process: it takes the
 	 * dead one's slot, whose figures are folded first. */
-	shm_slots(m, &n);
+	n = SHM_SLOTS(4);
 	for (i = 0; i + 2 < n; i++)
 		if ((kids[k] = child('w')) > 0)
 			k++;
@@ -388,7 +395,7 @@ server_body(int fd, const void *arg)
 	int		 w;
 
 	if (m == NULL || (buf = shm_group_buffer(m, &size)) == NULL ||
-	    (what == 'b' && shm_inflight_take(m, 7, 5) != 1))
+	    (what == 'b' && shm_inflight_take(m, 7, 5, 0, now_ms()) != 1))
 		_exit(9);
 	shm_serving(m, 1);
 	(void)write(fd, "x", 1);
@@ -622,17 +629,21 @@ main(void)
 	    "mode 0600, as asked");
 	ok(shm_lock(m) == 0 && shm_self(m) != NULL &&
 	    shm_self(m)->pid == getpid() && shm_slots(m, &n) != NULL &&
-	    n == SHM_SLOTS(4), "a slot of its own, SHM_SLOTS(4) in all");
+	    n == 1, "a slot of its own, the only one ever taken: the looks "
+	    "over the slots stop there");
 	shm_unlock(m);
+	ok(shm_workers(m) == 1, "one worker counted");
 
 	a = child('w');
 	b = child('w');
-	ok(a > 0 && b > 0 && taken(m) == 3, "two more processes: three slots");
+	ok(a > 0 && b > 0 && taken(m) == 3 && shm_workers(m) == 3,
+	    "two more processes: three slots, three workers");
 	kill_wait(a);
 	ok(shm_lock(m) == 0 && shm_reap(m) == 1, "a killed process's slot "
 	    "is reaped");
 	shm_unlock(m);
-	ok(taken(m) == 2, "two slots left");
+	ok(taken(m) == 2 && shm_workers(m) == 2, "two slots left, two "
+	    "workers counted");
 
 	a = child('l');
 	ok(a > 0, "a child holds the mutex");
@@ -662,17 +673,55 @@ main(void)
 	/* The counters. */
 	a = child('i');
 	ok(a > 0, "a child calls backend 7 (limit 1)");
-	ok(shm_inflight_take(m, 7, 1) == 0, "limit 1: a second call to 7 is "
-	    "refused");
-	ok(shm_inflight_take(m, 8, 1) == 1, "another backend is not");
-	shm_inflight_give(m);
-	ok(shm_inflight_take(m, 7, 2) == 1, "limit 2: the second is let in");
-	shm_inflight_give(m);
+	ok(shm_inflight_take(m, 7, 1, 0, now_ms()) == 0, "limit 1: a second "
+	    "call to 7 is refused");
+	ok(shm_inflight_take(m, 8, 1, 0, now_ms()) == 1,
+	    "another backend is not");
+	shm_inflight_give(m, SHM_CALL_OTHER, 0);
+	ok(shm_inflight_take(m, 7, 2, 0, now_ms()) == 1,
+	    "limit 2: the second is let in");
+	shm_inflight_give(m, SHM_CALL_OTHER, 0);
+	ok(shm_inflight_take(m, 7, 1, 60000, now_ms()) == 1,
+	    "limit 1 counting calls over 60 s old: the child's, younger, "
+	    "does not count");
+	shm_inflight_give(m, SHM_CALL_OTHER, 0);
+	usleep(30000);
+	ok(shm_inflight_take(m, 7, 1, 20, now_ms()) == 0,
+	    "counting calls over 20 ms old: 30 ms later, it does");
 	kill_wait(a);
-	ok(shm_inflight_take(m, 7, 1) == 1, "the child killed in its call: "
-	    "its count is freed");
-	shm_inflight_give(m);
-	ok(shm_inflight_take(NULL, 7, 1) == 1, "no mapping: allowed");
+	usleep(110000);		/* the owners of a full backend are asked
+				 * at most every 100 ms */
+	ok(shm_inflight_take(m, 7, 1, 0, now_ms()) == 1, "the child killed "
+	    "in its call: its count is freed");
+	shm_inflight_give(m, SHM_CALL_OTHER, 0);
+	ok(shm_inflight_take(NULL, 7, 1, 0, now_ms()) == 1,
+	    "no mapping: allowed");
+	{
+		struct shm_flight_view v;
+
+		shm_inflight_view(m, 9, &v);
+		ok(v.in_flight == 0 && v.latency_us == 0 && !v.failing &&
+		    v.workers == 1, "a backend never called: nothing known, "
+		    "one worker");
+		shm_inflight_take(m, 9, 1, 0, now_ms());
+		shm_inflight_view(m, 9, &v);
+		ok(v.in_flight == 1, "in flight: counted");
+		shm_inflight_give(m, SHM_CALL_ANSWERED, 8000);
+		shm_inflight_take(m, 9, 1, 0, now_ms());
+		shm_inflight_give(m, SHM_CALL_ANSWERED, 16000);
+		shm_inflight_view(m, 9, &v);
+		ok(v.in_flight == 0 && v.latency_us == 9000 && !v.failing,
+		    "answered in 8 then 16 ms: latency 8 + 8/8 = 9 ms");
+		shm_inflight_take(m, 9, 1, 0, now_ms());
+		shm_inflight_give(m, SHM_CALL_FAILED, 3000000);
+		shm_inflight_view(m, 9, &v);
+		ok(v.failing && v.latency_us == 9000, "a failure: failing, "
+		    "the latency of answers kept");
+		shm_inflight_take(m, 9, 1, 0, now_ms());
+		shm_inflight_give(m, SHM_CALL_ANSWERED, 9000);
+		shm_inflight_view(m, 9, &v);
+		ok(!v.failing, "an answer: no longer failing");
+	}
 
 	ok(shm_probe_claim(m, "http://a", 1000, 30000) == 1,
 	    "the first probe of a replica is let through");
@@ -744,9 +793,13 @@ main(void)
 	    "no mapping: -1, admission is kept elsewhere");
 
 	/* The console joins only the workers' file. */
+	n = (size_t)shm_workers(m);
 	j = shm_join(path, &e);
-	ok(j != NULL, "shm_join maps the workers' file");
+	ok(j != NULL && shm_self(j) != NULL && (size_t)shm_workers(m) == n,
+	    "shm_join maps the workers' file, takes a slot, and is not "
+	    "counted among the workers");
 	shm_detach(j);
+	ok((size_t)shm_workers(m) == n, "nor uncounted when it leaves");
 	snprintf(other, sizeof(other), "%s.none", path);
 	j = shm_join(other, &e);
 	ok(j == NULL && stat(other, &sb) == -1,
