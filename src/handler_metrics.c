@@ -172,6 +172,12 @@ render(struct expo *x, struct metrics_snapshot *s)
 	expo_family(x, "evalgate_workers", "gauge",
 	    "Workers that answered a request in the last minute.");
 	expo_sample(x, "evalgate_workers", NULL, 0, (uint64_t)s->workers);
+	expo_family(x, "evalgate_worker_processes", "gauge",
+	    "Worker processes running on the host, as they count themselves "
+	    "(the pool the web server runs; half of it is a backend's "
+	    "default in-flight limit).");
+	expo_sample(x, "evalgate_worker_processes", NULL, 0,
+	    (uint64_t)s->processes);
 	expo_family(x, "evalgate_build_info", "gauge",
 	    "Always 1; the version of the worker.");
 	expo_sample(x, "evalgate_build_info", &version, 1, 1);

@@ -288,6 +288,7 @@ metrics_collect(struct shm *m, int64_t now_ms, struct metrics_snapshot *s)
 			s->workers++;
 	}
 	sum_into((uint64_t *)(void *)&s->sum, shm_metrics_retired(m)->cell);
+	s->processes = shm_workers(m);
 	names = shm_metric_names(m, SHM_NAMES_BACKEND, &s->nbackends);
 	for (i = 0; i < s->nbackends; i++) {
 		memcpy(s->backend[i], names[i], SHM_METRIC_NAME_SIZE);

@@ -112,8 +112,9 @@ void	metrics_auth(enum metrics_auth r);
 void	metrics_db_busy(void);
 
 /* The host's figures: every slot and the retired ones summed, the
- * names of the backend and schema cells, and the workers that answered
- * in the last METRICS_WORKER_WINDOW_MS. */
+ * names of the backend and schema cells, the workers that answered in
+ * the last METRICS_WORKER_WINDOW_MS, and the worker processes that
+ * have a slot. */
 struct metrics_snapshot {
 	struct metrics_cells	 sum;
 	char			 backend[METRICS_LABELS][SHM_METRIC_NAME_SIZE];
@@ -121,6 +122,7 @@ struct metrics_snapshot {
 	char			 schema[METRICS_LABELS][SHM_METRIC_NAME_SIZE];
 	size_t			 nschemas;
 	long			 workers;
+	long			 processes;	/* shm_workers() */
 };
 /* Fills s from m at now_ms: 0, or -1 when there is no mapping or its
  * lock cannot be had. */

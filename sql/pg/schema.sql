@@ -59,7 +59,7 @@ CREATE TABLE backends (
 	enabled		INTEGER NOT NULL DEFAULT 1,
 	timeout_ms	BIGINT,			-- NULL: SERVICE_BACKEND_TIMEOUT_MS
 	created_at	BIGINT NOT NULL,
-	max_in_flight	BIGINT,			-- NULL: half of SERVICE_WORKERS
+	max_in_flight	BIGINT,			-- a hard cap; NULL: none
 	max_options	BIGINT,			-- openai; NULL: the kind's default
 	concurrency	BIGINT,			-- openai; NULL: the kind's default
 	extra		TEXT			-- openai: a JSON object; NULL none

@@ -40,6 +40,7 @@ FAMILIES = {
     "evalgate_auth_failures_total": "counter",
     "evalgate_db_busy_total": "counter",
     "evalgate_workers": "gauge",
+    "evalgate_worker_processes": "gauge",
     "evalgate_build_info": "gauge",
 }
 
@@ -93,7 +94,8 @@ def settled(samples):
     move (nor the gauge of workers)."""
     return {k: v for k, v in samples.items()
             if dict(k[1]).get("route") not in ("/metrics", "/health")
-            and k[0] != "evalgate_workers"}
+            and k[0] not in ("evalgate_workers",
+                             "evalgate_worker_processes")}
 
 
 def evaluate(g, key, schema="demo"):
@@ -229,6 +231,9 @@ def test_counters(t, g, keys):
          "figures above are their sum")
     t.eq(value(samples, "evalgate_workers"), 2,
          "evalgate_workers: both answered in the last minute")
+    t.eq(value(samples, "evalgate_worker_processes"), 2,
+         "evalgate_worker_processes: the pool of 2, as the workers count "
+         "themselves")
     mine = [x for x in lines if "decision=" + did in x]
     t.ok(len(mine) == 1 and re.search(
         r"access: request_id=[0-9a-f-]{36} method=POST route=/v1/systemone"
