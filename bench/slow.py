@@ -4,14 +4,18 @@ A System One upstream that answers after 300 ms (nginx with Debian's
 echo module, `echo_sleep 0.3`, which holds thousands of connections on
 one process), and for each pool size W: the sleeping floor (bench/floor.c
 with FLOOR_SLEEP_MS=300, a worker that only waits) and the gateway
-(POST /v1/systemone, 3 questions, through a systemone backend with
---max-in-flight W, design.md section 16 item 2) under the same server
-settings, loaded by wrk with 2W connections.  Reported per row: req/s
-against the ideal (W / 0.3 s) and against the floor of the same W,
-p50/p99, non-2xx answers, client timeouts (wrk's 2 s), "database is
-locked" lines in the log, how long the pool took to start and with how
-many errors, and memory as PSS (/proc/PID/smaps_rollup) of the workers
-and of the server.
+(POST /v1/systemone, 3 questions, through a systemone backend) under
+the same server settings, loaded by wrk with 2W connections.  The
+gateway runs in one or both modes: "shipped", only the pool's size set
+(the workers not told it, the backend's default in-flight limit), and
+"tuned", SERVICE_WORKERS=W and the backend's --max-in-flight W.
+Reported per row: req/s against the ideal (W / 0.3 s) and against the
+floor of the same W, p50/p99, the machine's busy CPU time per answered
+call and its ratio to the same program's at the run's smallest W,
+non-2xx answers, client timeouts (wrk's 2 s), "database is locked"
+lines in the log, how long the pool took to start and with how many
+errors, and memory as PSS (/proc/PID/smaps_rollup) of the workers and
+of the server.
 """
 
 import os
@@ -23,6 +27,29 @@ import gateway  # noqa: E402  (bench/run put tests/e2e on the path)
 
 SLEEP_S = 0.3
 ECHO_MODULE = "/usr/lib/nginx/modules/ngx_http_echo_module.so"
+# The modes, in the order of the report, and their headings' words.
+MODES = {"shipped": "as shipped", "tuned": "tuned"}
+# What both sample configurations set that the harness's lighttpd
+# configuration does not (examples/apache-fcgid.conf has it already).
+SAMPLE_ENV = {"SERVICE_CPU_AFFINITY": "1"}
+# What only the tuned mode tells the workers: removed from
+# examples/apache-fcgid.conf's FcgidInitialEnv lines unless set.
+TUNING = ("SERVICE_WORKERS",)
+
+
+def gateway_env(mode, workers):
+    """The workers' settings of the bench's own in a mode."""
+    env = dict(SAMPLE_ENV)
+    if mode == "tuned":
+        env["SERVICE_WORKERS"] = str(workers)
+    return env
+
+
+def sample_sets(name):
+    """Whether examples/apache-fcgid.conf sets variable name."""
+    with open(gateway.APACHE_SAMPLE) as f:
+        return re.search(r"^\s*FcgidInitialEnv\s+%s\s" % name, f.read(),
+                         re.M) is not None
 
 
 class SlowUpstream:
@@ -90,19 +117,29 @@ server.listen-backlog = 4096
 
 class ManyApache(gateway.ApacheGateway):
     """The harness's Apache (examples/apache-fcgid.conf as shipped) with
-    an event MPM as large as the connections: the harness keeps it at 32
-    for the tests, which would cap the pool it feeds."""
+    an event MPM as large as the clients (2W unless given): the harness
+    keeps it at 32 for the tests, which would cap the pool it feeds.
+    The conf's FcgidInitialEnv lines of the TUNING variables not in env
+    are removed."""
+
+    def __init__(self, clients=None, **kw):
+        super().__init__(**kw)
+        self.clients = clients or 2 * self.workers
 
     def config(self):
         text = gateway.ApacheGateway.config(self)
         threads = 64
-        limit = -(-max(32, 2 * self.workers + threads) // threads)
+        limit = -(-max(32, self.clients + threads) // threads)
         for name, value in (("ServerLimit", limit), ("ThreadLimit", threads),
                             ("ThreadsPerChild", threads),
                             ("MaxSpareThreads", limit * threads),
                             ("MaxRequestWorkers", limit * threads)):
             text = re.sub(r"^%s\s+\d+$" % name, "%s %d" % (name, value),
                           text, count=1, flags=re.M)
+        for name in TUNING:
+            if name not in self.env:
+                text = re.sub(r"^\s*FcgidInitialEnv\s+%s\s.*\n" % name, "",
+                              text, flags=re.M)
         return text
 
 
@@ -144,11 +181,13 @@ def memory(g):
     return len(pids), (w / len(pids) if pids else 0.0), w, s
 
 
-def start(kind, workers, worker_bin, env, setup=None):
+def start(kind, workers, worker_bin, env, setup=None, clients=None):
     """A started server of kind "lighttpd" or "apache", set up (the
-    console) before it starts, and when it started (time.time())."""
+    console) before it starts, and when it started (time.time());
+    clients: how many connections Apache must hold at once."""
     if kind == "apache":
-        g = ManyApache(workers=workers, env=env, worker=worker_bin)
+        g = ManyApache(workers=workers, env=env, worker=worker_bin,
+                       clients=clients)
     else:
         g = ManyGateway(workers=workers, env=env, worker=worker_bin)
     key = setup(g) if setup else None
@@ -182,47 +221,47 @@ def measure(g, t0, run_wrk, url, body, key, workers, seconds):
 
 
 def scenario(kind, sizes, floor_bin, workers_bins, up_url, body_file,
-             setup, run_wrk, seconds, log):
-    """The rows of one server kind: the floor then each gateway build,
-    per pool size."""
+             setup, run_wrk, seconds, log, modes=("shipped",)):
+    """The rows of one server kind: per pool size, the floor (its mode
+    None) then each gateway build in each mode."""
     rows = []
+
+    def one(w, label, binary, mode, floor_rps):
+        is_floor = mode is None
+        env = {"FLOOR_SLEEP_MS": str(int(SLEEP_S * 1000))} if is_floor \
+            else gateway_env(mode, w)
+        g, key, t0 = start(kind, w, binary, env, None if is_floor else
+                           lambda g: setup(g, up_url, w, mode == "tuned"))
+        try:
+            url = "http://127.0.0.1:%d/%s" % (
+                g.port, "" if is_floor else "v1/systemone")
+            r, took = measure(g, t0, run_wrk, url, body_file, key, w,
+                              seconds)
+            start_errors = len(re.findall(r"database:|shared memory",
+                                          g.log()))
+            n, per, total, server = memory(g)
+            locked = g.log().count("database is locked")
+        finally:
+            g.cleanup()
+        base = r["rps"] if is_floor else floor_rps
+        row = {"kind": kind, "W": w, "label": label, "mode": mode,
+               "rps": r["rps"], "ideal": r["rps"] / (w / SLEEP_S),
+               "floor": r["rps"] / base if base else float("nan"),
+               "p50": r["p50"], "p99": r["p99"], "idle": r["idle"],
+               "cpu_ms": r["cpu_ms"], "non2xx": r["non2xx"],
+               "timeouts": r["timeouts"], "locked": locked,
+               "start_s": took, "start_errors": start_errors,
+               "workers": n, "pss_worker": per, "pss_workers": total,
+               "pss_server": server}
+        log(row)
+        rows.append(row)
+        return row["rps"]
+
     for w in sizes:
-        ideal = w / SLEEP_S
-        floor_rps = None
-        builds = [("floor", floor_bin)] + list(workers_bins)
-        for label, binary in builds:
-            is_floor = label == "floor"
-            env = {"FLOOR_SLEEP_MS": str(int(SLEEP_S * 1000))} if is_floor \
-                else {"SERVICE_WORKERS": str(w),
-                      "SERVICE_CPU_AFFINITY": "1"}
-            g, key, t0 = start(kind, w, binary, env,
-                               None if is_floor else
-                               lambda g: setup(g, up_url, w))
-            try:
-                url = "http://127.0.0.1:%d/%s" % (
-                    g.port, "" if is_floor else "v1/systemone")
-                r, took = measure(g, t0, run_wrk, url, body_file, key, w,
-                                  seconds)
-                start_errors = len(re.findall(
-                    r"database:|shared memory", g.log()))
-                n, per, total, server = memory(g)
-                locked = g.log().count("database is locked")
-            finally:
-                g.cleanup()
-            if is_floor:
-                floor_rps = r["rps"]
-            row = {"kind": kind, "W": w, "label": label, "rps": r["rps"],
-                   "ideal": r["rps"] / ideal,
-                   "floor": r["rps"] / floor_rps if floor_rps else
-                   float("nan"),
-                   "p50": r["p50"], "p99": r["p99"], "idle": r["idle"],
-                   "non2xx": r["non2xx"],
-                   "timeouts": r["timeouts"], "locked": locked,
-                   "start_s": took, "start_errors": start_errors,
-                   "workers": n, "pss_worker": per, "pss_workers": total,
-                   "pss_server": server}
-            log(row)
-            rows.append(row)
+        floor_rps = one(w, "floor", floor_bin, None, None)
+        for mode in modes:
+            for label, binary in workers_bins:
+                one(w, label, binary, mode, floor_rps)
     return rows
 
 
@@ -238,9 +277,10 @@ def peer_rows(peer, sizes, chat_body_file, headers, run_wrk, seconds, log):
                     headers)
         rss = peer.rss_kib() / 1024.0
         row = {"kind": "node", "W": w, "label": "portkey %s" % peer.version,
+               "mode": None,
                "rps": r["rps"], "ideal": r["rps"] / (w / SLEEP_S),
                "floor": float("nan"), "p50": r["p50"], "p99": r["p99"],
-               "idle": r["idle"],
+               "idle": r["idle"], "cpu_ms": r["cpu_ms"],
                "non2xx": r["non2xx"], "timeouts": r["timeouts"],
                "locked": 0, "start_s": 0.0, "start_errors": 0,
                "workers": 1, "pss_worker": pss_kib(peer.proc.pid) / 1024.0,
@@ -251,22 +291,62 @@ def peer_rows(peer, sizes, chat_body_file, headers, run_wrk, seconds, log):
     return rows
 
 
+def cpu_ratios(rows):
+    """Each row's CPU time per answered call over that of the same
+    server and program at the smallest W among rows: {id(row): ratio}."""
+    first = {}
+    for r in sorted(rows, key=lambda r: r["W"]):
+        first.setdefault((r["kind"], r["label"]), r["cpu_ms"])
+    return {id(r): r["cpu_ms"] / first[(r["kind"], r["label"])]
+            if first[(r["kind"], r["label"])] else float("nan")
+            for r in rows}
+
+
+def fmt(value, spec):
+    """value in spec, or "-" for NaN or None."""
+    return "-" if value is None or value != value else spec % value
+
+
 def table(rows):
-    """The rows as Markdown."""
+    """The rows (of one mode, and the floor's) as Markdown."""
+    ratio = cpu_ratios(rows)
     out = ["| server | W | program | req/s | / ideal | / floor | p50 ms | "
-           "p99 ms | CPU idle | non-2xx | timeouts | locked | "
-           "start s (errors) | PSS/worker MiB | workers + server MiB |",
+           "p99 ms | CPU idle | CPU ms/call | x smallest W | non-2xx | "
+           "timeouts | locked | start s (errors) | PSS/worker MiB | "
+           "workers + server MiB |",
            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-           "---:|---:|---:|"]
+           "---:|---:|---:|---:|---:|"]
     for r in rows:
         out.append("| %s | %d | %s | %.0f | %.2f | %s | %.0f | %.0f "
-                   "| %.0f%% | %d | %d | %d | %s (%d) | %.2f | %.0f |" % (
+                   "| %.0f%% | %s | %s | %d | %d | %d | %s (%d) | %.2f "
+                   "| %.0f |" % (
                        r["kind"], r["W"], r["label"], r["rps"], r["ideal"],
-                       "-" if r["floor"] != r["floor"] else
-                       "%.2f" % r["floor"], r["p50"], r["p99"],
-                       100 * r["idle"], r["non2xx"],
+                       fmt(r["floor"], "%.2f"), r["p50"], r["p99"],
+                       100 * r["idle"], fmt(r["cpu_ms"], "%.2f"),
+                       fmt(ratio[id(r)], "%.2f"), r["non2xx"],
                        r["timeouts"], r["locked"],
-                       "%.1f" % r["start_s"] if r["start_s"] is not None
-                       else "never", r["start_errors"], r["pss_worker"],
+                       "never" if r["start_s"] is None else
+                       "%.1f" % r["start_s"],
+                       r["start_errors"], r["pss_worker"],
                        r["pss_workers"] + r["pss_server"]))
     return out
+
+
+def cpu_target(rows, small=16, large=1024, most=1.5):
+    """Lines saying, for each gateway program measured at both pool
+    sizes small and large, whether its CPU time per answered call at
+    large is at most `most` times its figure at small."""
+    ratio = cpu_ratios([r for r in rows if r["W"] in (small, large)])
+    lines = []
+    for r in rows:
+        if r["W"] == large and r["mode"] is not None and \
+                any(s["W"] == small and (s["kind"], s["label"]) ==
+                    (r["kind"], r["label"]) for s in rows):
+            x = ratio[id(r)]
+            lines.append("- %s %s: CPU per answered call at %d workers %s "
+                         "times its figure at %d (target: at most %.1f, "
+                         "%s)" % (r["kind"], r["label"], large,
+                                  fmt(x, "%.2f"), small, most,
+                                  "reached" if x <= most else
+                                  "**not reached**"))
+    return lines
