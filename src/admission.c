@@ -65,6 +65,55 @@ admission_decide(struct admit *a)
 	a->quota_reset_s = (clock_ms_to_next_day(a->now_ms) + 999) / 1000;
 }
 
+/* Takes out of the state, as it is now, what is left of one admitted
+ * call.
+ *
+ * The arrival time is a queue of intervals that drains at one ms a ms.
+ * The call's charge put its interval I in it, ending at charged_tat_ms.
+ * Each call admitted after it was put behind it; or, if it found the
+ * queue empty (an arrival time at or before its now), at its own now,
+ * but then the call's interval had drained whole.  What the call still
+ * holds is the part of its interval not drained yet, min(I,
+ * charged_tat_ms - now), none once that is past.  Taking that part out
+ * moves the later calls up by as much, never more than the call's
+ * absence would have (without it, a later call would have been put no
+ * later than the start of the call's interval or its own now, whichever
+ * is later), and less only by what of the interval drained while the
+ * call was in flight.  Calls given back together each take out their
+ * own part, in any order, to the same state.  An arrival time at or
+ * before now is drained and stays as it is; none is moved before now.
+ *
+ * Under another rate since: the first call admitted under it rescaled
+ * the queue to the new interval (admission_decide()), to base + (tat -
+ * base) * new / old, base being when the state was last written, at or
+ * after the call's admission and before now.  The end of the call's
+ * interval went through the same line; base unknown, it is taken where
+ * at_ms or now_ms as base puts it earlier (the line is linear in base),
+ * so that no more is given back than the call holds, and at most one
+ * interval of the new rate.  (Two changes while one call is in flight
+ * keep that bound only roughly.) */
+void
+admission_undo(struct undo *u)
+{
+	int64_t	ic = interval_of(u->rate), is = ic, end = u->charged_tat_ms;
+	int64_t	at_base, now_base, back;
+
+	if (u->tat_rate > 0 && u->tat_rate != u->rate) {
+		is = interval_of(u->tat_rate);
+		at_base = u->at_ms + (end - u->at_ms) * is / ic;
+		now_base = u->now_ms + (end - u->now_ms) * is / ic;
+		end = at_base < now_base ? at_base : now_base;
+	}
+	back = end - u->now_ms;
+	if (back > is)
+		back = is;
+	u->new_tat_ms = u->tat_ms;
+	if (back > 0 && u->tat_ms > u->now_ms)
+		u->new_tat_ms = u->tat_ms - back > u->now_ms ?
+		    u->tat_ms - back : u->now_ms;
+	u->new_used = u->used > u->units ? u->used - u->units : 0;
+}
+
 static int
 refuse(const struct admit *a, struct error *e)
 {

@@ -57,6 +57,26 @@ struct admit {
 };
 void	admission_decide(struct admit *a);
 
+/* Giving one admitted call back, pure, for the unit tests: what it
+ * charged, and the application's state as it is now (which calls
+ * admitted after it may have moved, under another rate). */
+struct undo {
+	/* in */
+	int64_t	now_ms;
+	int64_t	at_ms;		/* when the call was admitted */
+	int64_t	rate;		/* the rate it was charged under */
+	int64_t	charged_tat_ms;	/* the arrival time its charge left */
+	int64_t	units;		/* its units, if the state is of the day
+				 * it was charged on; else 0 */
+	int64_t	tat_ms;		/* stored theoretical arrival time */
+	int64_t	tat_rate;	/* the rate it was computed under; 0:
+				 * unknown (taken as the call's) */
+	int64_t	used;		/* stored units used on that day */
+	/* out */
+	int64_t	new_tat_ms, new_used;
+};
+void	admission_undo(struct undo *u);
+
 /* The quota units an admitted call still owes the database's counter. */
 struct charge {
 	char	day[11];	/* UTC "YYYY-MM-DD" of the admission */
