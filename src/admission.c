@@ -12,6 +12,7 @@
 #include "store.h"
 
 #define MINUTE_MS 60000
+#define DAY_MS 86400000
 
 /* The emission interval of a rate, rounded up so that the sustained
  * rate is never above the limit. */
@@ -63,6 +64,55 @@ admission_decide(struct admit *a)
 	a->quota_remaining = a->quota - a->new_used > 0 ?
 	    a->quota - a->new_used : 0;
 	a->quota_reset_s = (clock_ms_to_next_day(a->now_ms) + 999) / 1000;
+}
+
+/* Takes out of the state, as it is now, what is left of one admitted
+ * call.
+ *
+ * The arrival time is a queue of intervals that drains at one ms a ms.
+ * The call's charge put its interval I in it, ending at charged_tat_ms.
+ * Each call admitted after it was put behind it; or, if it found the
+ * queue empty (an arrival time at or before its now), at its own now,
+ * but then the call's interval had drained whole.  What the call still
+ * holds is the part of its interval not drained yet, min(I,
+ * charged_tat_ms - now), none once that is past.  Taking that part out
+ * moves the later calls up by as much, never more than the call's
+ * absence would have (without it, a later call would have been put no
+ * later than the start of the call's interval or its own now, whichever
+ * is later), and less only by what of the interval drained while the
+ * call was in flight.  Calls given back together each take out their
+ * own part, in any order, to the same state.  An arrival time at or
+ * before now is drained and stays as it is; none is moved before now.
+ *
+ * Under another rate since: the first call admitted under it rescaled
+ * the queue to the new interval (admission_decide()), to base + (tat -
+ * base) * new / old, base being when the state was last written, at or
+ * after the call's admission and before now.  The end of the call's
+ * interval went through the same line; base unknown, it is taken where
+ * at_ms or now_ms as base puts it earlier (the line is linear in base),
+ * so that no more is given back than the call holds, and at most one
+ * interval of the new rate.  (Two changes while one call is in flight
+ * keep that bound only roughly.) */
+void
+admission_undo(struct undo *u)
+{
+	int64_t	ic = interval_of(u->rate), is = ic, end = u->charged_tat_ms;
+	int64_t	at_base, now_base, back;
+
+	if (u->tat_rate > 0 && u->tat_rate != u->rate) {
+		is = interval_of(u->tat_rate);
+		at_base = u->at_ms + (end - u->at_ms) * is / ic;
+		now_base = u->now_ms + (end - u->now_ms) * is / ic;
+		end = at_base < now_base ? at_base : now_base;
+	}
+	back = end - u->now_ms;
+	if (back > is)
+		back = is;
+	u->new_tat_ms = u->tat_ms;
+	if (back > 0 && u->tat_ms > u->now_ms)
+		u->new_tat_ms = u->tat_ms - back > u->now_ms ?
+		    u->tat_ms - back : u->now_ms;
+	u->new_used = u->used > u->units ? u->used - u->units : 0;
 }
 
 static int
@@ -118,7 +168,7 @@ charge_shared(struct store *st, int64_t app_id, const char *day,
     struct admit *a, struct error *e)
 {
 	struct shm	*m = shm_host();
-	int64_t		 n = a->now_ms / 86400000, used = 0;
+	int64_t		 n = a->now_ms / DAY_MS, used = 0;
 	int		 rc;
 
 	if ((rc = shm_admission(m, app_id, n, -1, decide_shared, a)) != 0)
@@ -163,7 +213,7 @@ admission_charge(struct store *st, const struct settings *settings,
 {
 	struct admit	 a = { 0 };
 	char		 day[11];
-	int		 rc;
+	int		 rc, shared;
 
 	a.now_ms = clock_now_ms();
 	a.rate = app->rate_per_minute > 0 ? app->rate_per_minute :
@@ -175,6 +225,7 @@ admission_charge(struct store *st, const struct settings *settings,
 
 	rc = store_host_admission(st) ?
 	    charge_shared(st, app->id, day, &a, e) : 0;
+	shared = rc == 1;
 	if (rc == 0)
 		rc = charge_store(st, app->id, day, &a, e);
 	if (rc == -1)
@@ -184,6 +235,10 @@ admission_charge(struct store *st, const struct settings *settings,
 	if (c != NULL) {
 		memcpy(c->day, day, sizeof(c->day));
 		c->units = cost;
+		c->at_ms = a.now_ms;
+		c->rate = a.rate;
+		c->tat_ms = a.new_tat_ms;
+		c->shared = shared;
 	}
 	rl->rate = a.rate;
 	rl->quota = a.quota;
@@ -204,5 +259,88 @@ admission_settle(struct store *st, int64_t app_id, struct charge *c)
 		    "to the database: %s", (long long)c->units,
 		    (long long)app_id, e.message);
 	c->units = 0;
+	c->at_ms = 0;
+	error_clear(&e);
+}
+
+/* Under the shared memory's lock, on the application's state of the
+ * day the call was charged on. */
+static void
+undo_shared(struct shm_admission *s, void *arg)
+{
+	struct undo *u = arg;
+
+	u->tat_ms = s->tat_ms;
+	u->tat_rate = s->tat_rate;
+	u->used = s->used;
+	admission_undo(u);
+	s->used = u->new_used;
+	s->tat_ms = u->new_tat_ms;
+}
+
+/* In the store, one short transaction like charge_store()'s, on the
+ * row of today: the row keeps one day, so units of a day already over
+ * are not given back (that day's quota is over, and writing its day
+ * would lose today's running total), but the arrival time is.  The
+ * units read are the larger of the running total and the database's
+ * counter, which does not hold the call's units: what is read after
+ * they are taken out is never below that counter. */
+static int
+refund_store(struct store *st, int64_t app_id, const struct charge *c,
+    struct undo *u, struct error *e)
+{
+	char	today[11];
+	int64_t	at_ms;
+
+	clock_utc_day(u->now_ms, today);
+	if (strcmp(today, c->day) != 0)
+		u->units = 0;
+	if (store_begin_counters(st, e) == -1)
+		return -1;
+	if (store_admission_read(st, app_id, today, &u->tat_ms, &u->tat_rate,
+	    &at_ms, &u->used, e) == -1)
+		goto fail;
+	admission_undo(u);
+	if (store_admission_write(st, app_id, today, u->new_tat_ms,
+	    u->tat_rate, at_ms, u->new_used, e) == -1 ||
+	    store_commit(st, e) == -1)
+		goto fail;
+	return 0;
+fail:
+	store_rollback(st);
+	return -1;
+}
+
+void
+admission_refund(struct store *st, int64_t app_id, struct charge *c)
+{
+	struct undo	u = { 0 };
+	struct error	e = { 0 };
+	int		rc = 0;
+
+	if (c->at_ms == 0)
+		return;
+	u.now_ms = clock_now_ms();
+	u.at_ms = c->at_ms;
+	u.rate = c->rate;
+	u.charged_tat_ms = c->tat_ms;
+	u.units = c->units;
+	/* The shared memory's entry of the day it was charged on, if it
+	 * still has one: without it (the file deleted, the entry given to
+	 * another application or to a new day) the state was rebuilt from
+	 * the database's counter, which the call never charged, and its
+	 * arrival time is gone or holds the call no more. */
+	if (!c->shared)
+		rc = refund_store(st, app_id, c, &u, &e);
+	else if ((rc = shm_admission(shm_host(), app_id,
+	    c->at_ms / DAY_MS, -1, undo_shared, &u)) == -1)
+		error_set(&e, ERR_UNAVAILABLE, NULL,
+		    "the shared memory is not usable");
+	if (rc == -1)
+		log_warn("admission: the call of application %lld answered "
+		    "503 still counts against its limits: %s",
+		    (long long)app_id, e.message);
+	c->units = 0;
+	c->at_ms = 0;
 	error_clear(&e);
 }

@@ -380,6 +380,20 @@ abstained(json_object *answers)
 	return 0;
 }
 
+/* An admitted call that ends in e without a decision: a 503 is given
+ * back what it was charged, rate and units (README, "Rate limits and
+ * quotas": no 503 is charged); any other failure keeps them, written to
+ * the database's counter if settle. */
+static void
+unanswered(struct req *r, struct eval *ev, const struct error *e,
+    int settle)
+{
+	if (error_status(e->code) == 503)
+		admission_refund(r->store, r->app.id, &ev->charge);
+	else if (settle)
+		admission_settle(r->store, r->app.id, &ev->charge);
+}
+
 /* What the access log says of the evaluation, as far as it went. */
 static void
 note(struct req *r, const struct eval *ev)
@@ -410,20 +424,27 @@ handle_systemone(struct req *r, struct error *e)
 	    1 + (int64_t)json_object_object_length(ev.questions), &ev.charge,
 	    &rl, e) == -1)
 		goto out;
+	/* Written now; http_error() drops them from a 503, which is given
+	 * back what it was charged (unanswered()). */
 	http_ratelimit(r, &rl);
 	if (ask_backend(r, &ev, e) == -1 || build_answers(&ev, e) == -1) {
-		/* A call the backend failed still costs its units.  (One
-		 * the database refused to record is not charged there
-		 * again: that would wait for the same lock twice.) */
-		admission_settle(r->store, r->app.id, &ev.charge);
+		/* Failed otherwise than with a 503, it still costs its
+		 * units, in the database's counter too. */
+		unanswered(r, &ev, e, 1);
 		goto out;
 	}
 	gateway_ms = (clock_mono_us() - r->start_us + 500) / 1000 -
 	    ev.backend_ms;
 	if (gateway_ms < 0)
 		gateway_ms = 0;
-	if (record(r, &ev, gateway_ms, e) == -1)
+	if (record(r, &ev, gateway_ms, e) == -1) {
+		/* Not settled: the database that refused to record it
+		 * would be waited for twice.  (A decision committed but
+		 * not synced to disk is a 503 too, and given back like
+		 * any: the client is answered that the call failed.) */
+		unanswered(r, &ev, e, 0);
 		goto out;
+	}
 	metrics_decision(ev.sv.slug, abstained(ev.answers));
 	memcpy(r->note.decision, ev.id, sizeof(r->note.decision));
 	respond(r, &ev, gateway_ms);

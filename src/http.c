@@ -284,12 +284,37 @@ http_error_body(const struct error *e)
 	return body;
 }
 
+/* Forgets the response headers named name added so far. */
+static void
+unheader(struct req *r, const char *name)
+{
+	size_t	i, n = 0, len = strlen(name);
+
+	for (i = 0; i < r->nheaders; i++)
+		if (strncmp(r->headers[i], name, len) == 0 &&
+		    r->headers[i][len] == ':')
+			free(r->headers[i]);
+		else
+			r->headers[n++] = r->headers[i];
+	r->nheaders = n;
+}
+
 void
 http_error(struct req *r, const struct error *e)
 {
+	/* The fields http_ratelimit() added for an admitted call: a 503
+	 * is given back its charge (README, "Rate limits and quotas": no
+	 * 503 is charged), so the counts they tell are out of date, and a
+	 * 503, like a 429, tells none. */
+	static const char *const charged[] = { "RateLimit-Policy",
+	    "RateLimit" };
 	json_object	*body;
 	long		 ms;
+	size_t		 i;
 
+	if (error_status(e->code) == 503)
+		for (i = 0; i < sizeof(charged) / sizeof(charged[0]); i++)
+			unheader(r, charged[i]);
 	if (e->retry_after_ms > 0 || e->code == ERR_RATE_LIMITED ||
 	    e->code == ERR_QUOTA_EXCEEDED || error_status(e->code) == 503) {
 		ms = e->retry_after_ms > 0 ? e->retry_after_ms : 1000;

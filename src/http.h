@@ -98,7 +98,8 @@ int	 http_write(struct req *r, const char *buf, size_t len);
 /* The spec's error format for e, {"error": {code, message, details}}:
  * a new object the caller puts. */
 json_object *http_error_body(const struct error *e);
-/* Answers with the spec's error format; 429/503 carry Retry-After. */
+/* Answers with the spec's error format; 429/503 carry Retry-After, and
+ * a 503 none of the RateLimit headers added before it. */
 void	 http_error(struct req *r, const struct error *e);
 
 #endif

@@ -33,8 +33,10 @@ static int
 dispatch(struct req *r, const struct route **found, struct error *e)
 {
 	struct ratelimit	 rl;
+	struct charge		 c;
 	const char		*cl;
 	enum route_need		 need;
+	int			 rc;
 
 	*found = NULL;
 	if (r->out_of_memory)
@@ -58,13 +60,19 @@ dispatch(struct req *r, const struct route **found, struct error *e)
 		return error_set(e, ERR_FORBIDDEN, NULL,
 		    "this key's application is not an administrator");
 	}
+	memset(&c, 0, sizeof(c));
 	if ((*found)->charge == CHARGE_ROUTER) {
-		if (admission_charge(r->store, r->settings, &r->app, 0, NULL,
+		if (admission_charge(r->store, r->settings, &r->app, 0, &c,
 		    &rl, e) == -1)
 			return -1;
 		http_ratelimit(r, &rl);
 	}
-	return (*found)->fn(r, e);
+	/* No 503 is charged (README, "Rate limits and quotas"); a call
+	 * the router did not charge has nothing to give back. */
+	if ((rc = (*found)->fn(r, e)) == -1 && !r->responded &&
+	    error_status(e->code) == 503)
+		admission_refund(r->store, r->app.id, &c);
+	return rc;
 }
 
 /* One logfmt line: what the request was and how it went, never its

@@ -4,8 +4,8 @@ daily quota in cost units (in the database) over real lighttpd with two
 workers and the built-in lexical backend, with the clock pinned through
 SERVICE_TEST_CLOCK_FILE: exact admission under a concurrent burst, the
 Retry-After values (rate, quota, UTC midnight, both refusing), what counts
-and what does not, refused calls consuming nothing, calls the backend
-failed costing their units, `app update` and the
+and what does not, refused calls consuming nothing, no 503 charged (a
+client retrying one never turns it into a 429), `app update` and the
 SERVICE_DEFAULT_* limits, the RateLimit-Policy and RateLimit fields, and
 what survives a restart or the loss of the shared memory or the cache
 file.  On PostgreSQL the rate window and the running total are in the
@@ -28,6 +28,7 @@ with open(os.path.join(EXAMPLES, "demo-questions.json")) as f:
     DEMO = json.load(f)         # 3 questions: a call costs 4 units
 ONE = {"refunded": {"type": "noul", "instructions": "refund?"}}  # costs 2
 DEAD = {"lost": {"type": "noul", "instructions": "lost?"}}  # costs 2
+SHAKY = {"retried": {"type": "noul", "instructions": "retried?"}}  # 2
 STATE = "my order arrived broken, I want a refund"
 DEFAULT_RATE, DEFAULT_QUOTA = 7, 20     # SERVICE_DEFAULT_* of this gateway
 BURST = 40
@@ -417,25 +418,60 @@ def test_rate_change(t, g, clock):
 
 
 def test_backend_failure(t, g, clock):
-    """Units are charged at admission, before the backend is asked: a
-    call the backend fails costs them, in the database's counter too
-    (which the decision would otherwise have carried)."""
+    """Units are charged at admission, before the backend is asked; a
+    call its backend then fails with 503 is given them back, and its
+    call of the minute: no 503 is charged."""
     clock.set(utc_ms("2030-03-14T12:00:00Z"))
-    key = new_app(g, "unlucky", "--rate-per-minute", "1000",
+    key = new_app(g, "unlucky", "--rate-per-minute", "1",
                   "--daily-quota", "10")
     g.admin("grant", "unlucky", "dead")
     r = g.post("/v1/systemone", {"state": STATE, "questions": DEAD},
                key=key)
     t.error_is(r, 503, "backend_unavailable", "the backend refuses")
+    t.ok("ratelimit" not in r.headers and
+         "ratelimit-policy" not in r.headers,
+         "the 503 tells no charged counts", r.headers)
     used, _, running = all_counters(g, "unlucky")
-    t.eq((used, running), ({"2030-03-14": 2}, {"2030-03-14": 2}),
-         "the failed call cost its 2 units, in the database and the shared"
-         " running total")
+    t.eq((used, running), ({}, {}),
+         "the failed call cost nothing, in the database or the running"
+         " total")
     r = evaluate(g, key)
-    t.eq((r.status, remaining(r)[1]), (200, 4),
-         "the next call is admitted against the 2 spent: 4 of 10 left")
-    t.eq(all_counters(g, "unlucky")[0], {"2030-03-14": 6},
+    t.eq((r.status, remaining(r)), (200, (0, 6)),
+         "at 1 call a minute the next call is admitted: 6 of 10 units"
+         " left")
+    t.eq(all_counters(g, "unlucky")[0], {"2030-03-14": 4},
          "its units are recorded with its decision")
+
+
+def test_503_not_charged(t, g, clock):
+    """A client retrying 503s (its backend disabled) keeps its whole
+    minute and its day: once the backend is back, exactly the rate's
+    calls pass in the same minute, and only their units are used."""
+    clock.set(utc_ms("2030-03-17T12:00:00Z"))
+    key = new_app(g, "retrier", "--rate-per-minute", "3",
+                  "--daily-quota", "20")
+    g.admin("grant", "retrier", "shaky")
+    g.admin("backend", "disable", "flaky")
+    rs = [evaluate(g, key, SHAKY) for _ in range(6)]
+    t.ok(all(r.status == 503 and
+             r.json()["error"]["code"] == "backend_unavailable"
+             for r in rs), "the backend disabled: 6 calls are 503",
+         [(r.status, r.body[:200]) for r in rs])
+    t.ok(not any("ratelimit" in r.headers for r in rs),
+         "none tells RateLimit counts")
+    used, _, running = all_counters(g, "retrier")
+    t.eq((used, running), ({}, {}),
+         "the 503s used no units, in the database or the running total")
+    g.admin("backend", "enable", "flaky")
+    rs = [evaluate(g, key, SHAKY) for _ in range(3)]
+    t.eq([(r.status, remaining(r)) for r in rs],
+         [(200, (2, 18)), (200, (1, 16)), (200, (0, 14))],
+         "enabled, the same minute: 3 calls pass, each costing 2 units")
+    refused(t, evaluate(g, key, SHAKY), "rate_limited", 20000,
+            "the 4th is refused by the rate, as without the 503s")
+    t.eq(all_counters(g, "retrier"),
+         ({"2030-03-17": 6}, clock.now + 60000, {"2030-03-17": 6}),
+         "6 units used, and the minute full")
 
 
 def test_persistence(t, g, clock):
@@ -506,9 +542,23 @@ def test_without_shared_memory(t):
                 json.dump(questions, f)
             g.admin("schema", "publish", name, "--questions", path,
                     "--backend", "lexical")
+        g.admin("backend", "add", "off", "--kind", "lexical")
+        path = os.path.join(g.dir, "shaky.json")
+        with open(path, "w") as f:
+            json.dump(SHAKY, f)
+        g.admin("schema", "publish", "shaky", "--questions", path,
+                "--backend", "off")
+        g.admin("backend", "disable", "off")
         key = new_app(g, "noshm", "--rate-per-minute", "3",
                       "--daily-quota", "8")
+        g.admin("grant", "noshm", "shaky")
         g.start()
+        rs = [evaluate(g, key, SHAKY).status for _ in range(5)]
+        t.eq(rs, [503] * 5, "no shared memory: the backend disabled, 5"
+             " calls are 503")
+        where = "cache file" if g.engine == "sqlite" else "database"
+        t.eq(g.sql("SELECT used FROM admission", cache=g.engine == "sqlite"),
+             [(0,)], "and cost no units in the %s" % where)
         st = [evaluate(g, key).status for _ in range(3)]
         t.eq(st, [200, 200, 429], "no shared memory: the quota of 8 units"
              " admits two calls of 4")
@@ -540,9 +590,11 @@ def main():
         # Nothing listens on port 1: every call to it fails.
         g.admin("backend", "add", "nowhere", "--kind", "systemone",
                 "--url", "http://127.0.0.1:1")
+        g.admin("backend", "add", "flaky", "--kind", "lexical")
         for name, questions, backend in (("demo", DEMO, "lexical"),
                                          ("one", ONE, "lexical"),
-                                         ("dead", DEAD, "nowhere")):
+                                         ("dead", DEAD, "nowhere"),
+                                         ("shaky", SHAKY, "flaky")):
             path = os.path.join(g.dir, name + ".json")
             with open(path, "w") as f:
                 json.dump(questions, f)
@@ -551,7 +603,8 @@ def main():
         g.start()
         t.run([test_burst, test_what_counts, test_daily_quota,
                test_both_refuse, test_update_and_defaults,
-               test_rate_change, test_backend_failure, test_persistence],
+               test_rate_change, test_backend_failure,
+               test_503_not_charged, test_persistence],
               g, clock)
         t.ok(STATE not in g.log(), "the state is never logged")
         t.stop_clean(g)

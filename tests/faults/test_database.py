@@ -7,7 +7,9 @@ hang, and the gateway recovers by itself.
   each gets a 503 service_unavailable with Retry-After and
   retry-after-ms after about 5 s (never a hang, nor one busy timeout
   after another), the error log says "database is
-  locked", and once the lock is released the next call is a 200.
+  locked", and once the lock is released the next call is a 200; the
+  evaluations answered 503 were given back their units (no 503 is
+  charged).
 - Full disk: the database lives on a small tmpfs mounted for the test
   (mount -t tmpfs -o size=...; the test runs as root), which is then
   filled to the last byte: evaluations and outcomes get a 503 and the log
@@ -36,6 +38,7 @@ Without root (no mount), the tmpfs parts are skipped with a note.
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -129,6 +132,11 @@ def test_locked(t):
         r, took = evaluate(g, key)
         t.eq(r.status, 200, "locked: released, the next call is a 200")
         t.ok(took < 2, "locked: promptly (%.2f s)" % took)
+        day = re.search(r'"day";r=([0-9]+)', r.headers.get("ratelimit", ""))
+        t.eq((int(day.group(1)) if day else None,
+              g.sql("SELECT sum(used) FROM quota_days")),
+             (100000 - 8, [(8,)]), "locked: the two evaluations answered"
+             " 503 cost no units: 8 used, the two decisions' 4 each")
         t.stop_clean(g, "locked: no sanitizer reports")
     finally:
         g.cleanup()

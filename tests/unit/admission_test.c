@@ -1,4 +1,5 @@
-/* admission_test: GCRA and the daily quota, computed by hand. */
+/* admission_test: GCRA and the daily quota, and giving a call back,
+ * computed by hand. */
 #include "config.h"
 
 #include "admission.h"
@@ -37,6 +38,126 @@ step(int64_t now, int64_t rate, int64_t quota, int64_t cost, int64_t tat,
 	a.used = used;
 	admission_decide(&a);
 	return a;
+}
+
+/* Gives back a call admitted at at under rate, whose charge left the
+ * arrival time charged, from the state (tat under tat_rate, used units)
+ * at now. */
+static struct undo
+undo(int64_t now, int64_t at, int64_t rate, int64_t charged, int64_t units,
+    int64_t tat, int64_t tat_rate, int64_t used)
+{
+	struct undo u = { 0 };
+
+	u.now_ms = now;
+	u.at_ms = at;
+	u.rate = rate;
+	u.charged_tat_ms = charged;
+	u.units = units;
+	u.tat_ms = tat;
+	u.tat_rate = tat_rate;
+	u.used = used;
+	admission_undo(&u);
+	return u;
+}
+
+/* admission_undo(): what a call answered 503 gives back. */
+static void
+refunds(int64_t noon)
+{
+	struct undo	u, v;
+	struct admit	a;
+	int64_t		tat = 0;
+	int		i;
+
+	/* 3/min: one call every 20 s.  Three at noon leave noon + 60 s,
+	 * the first one's charge noon + 20 s. */
+	u = undo(noon, noon, 3, noon + 20000, 4, noon + 60000, 3, 12);
+	ok(u.new_tat_ms == noon + 40000 && u.new_used == 8,
+	    "the first of 3 calls at 3/min given back at once: one interval "
+	    "(noon + 40 s) and its 4 units (8 left): %lld",
+	    (long long)(u.new_tat_ms - noon));
+	u = undo(noon, noon, 3, noon + 60000, 4, noon + 60000, 3, 12);
+	ok(u.new_tat_ms == noon + 40000, "so is the last: each call is one "
+	    "interval, whichever it was");
+	for (i = 0; i < 3; i++) {
+		a = step(noon, 3, 1000, 1, tat, 0);
+		tat = a.new_tat_ms;
+	}
+	u = undo(noon, noon, 3, noon + 20000, 1, tat, 3, 3);
+	a = step(noon, 3, 1000, 1, u.new_tat_ms, u.new_used);
+	ok(a.rate_ok && a.rate_remaining == 0 && a.new_used == 3,
+	    "after 3 calls and one given back, one more fits, and no more");
+	a = step(noon, 3, 1000, 1, a.new_tat_ms, a.new_used);
+	ok(!a.rate_ok, "the next is refused");
+
+	/* Given back later: the part of its interval not yet drained. */
+	u = undo(noon + 5000, noon, 3, noon + 20000, 4, noon + 20000, 3, 4);
+	ok(u.new_tat_ms == noon + 5000 && u.new_used == 0,
+	    "alone, given back 5 s later: 15 s, the queue is empty at now");
+	u = undo(noon + 25000, noon, 3, noon + 20000, 4, noon + 20000, 3, 4);
+	ok(u.new_tat_ms == noon + 20000 && u.new_used == 0,
+	    "drained before it was given back: the arrival time stays (it "
+	    "is past), the units go");
+	/* A call at noon + 25 s found the queue empty and stands at
+	 * noon + 45 s: the first call's interval was long drained. */
+	u = undo(noon + 30000, noon, 3, noon + 20000, 4, noon + 45000, 3, 8);
+	ok(u.new_tat_ms == noon + 45000 && u.new_used == 4,
+	    "a later call that found the queue empty keeps its interval");
+	/* One at noon + 10 s queued behind it: noon + 40 s. */
+	u = undo(noon + 12000, noon, 3, noon + 20000, 4, noon + 40000, 3, 8);
+	ok(u.new_tat_ms == noon + 32000,
+	    "a later call queued behind it moves up by the 8 s left of its "
+	    "interval: %lld", (long long)(u.new_tat_ms - noon));
+
+	/* Two given back at once, in either order: the same state. */
+	u = undo(noon + 1000, noon, 3, noon + 20000, 4, noon + 40000, 3, 8);
+	u = undo(noon + 1000, noon, 3, noon + 40000, 4, u.new_tat_ms, 3,
+	    u.new_used);
+	v = undo(noon + 1000, noon, 3, noon + 40000, 4, noon + 40000, 3, 8);
+	v = undo(noon + 1000, noon, 3, noon + 20000, 4, v.new_tat_ms, 3,
+	    v.new_used);
+	ok(u.new_tat_ms == noon + 1000 && v.new_tat_ms == noon + 1000 &&
+	    u.new_used == 0 && v.new_used == 0,
+	    "two calls given back 1 s later, in either order: the queue is "
+	    "empty, the units 0");
+
+	/* Rates that do not divide a minute: 7/min, 8572 ms a call. */
+	u = undo(noon, noon, 7, noon + 2 * 8572, 1, noon + 7 * 8572, 7, 7);
+	ok(u.new_tat_ms == noon + 6 * 8572, "7/min: one interval of "
+	    "ceil(60000 / 7) ms");
+
+	/* The rate raised from 3 to 600 (100 ms) after 3 calls at noon: a
+	 * fourth rescaled the queue to noon + 300 ms and stands at 400. */
+	u = undo(noon, noon, 3, noon + 60000, 4, noon + 400, 600, 16);
+	ok(u.new_tat_ms == noon + 300 && u.new_used == 12,
+	    "raised to 600/min since: one interval of the new rate, 100 ms");
+	/* The first of those calls, given back 1 s later: in the new
+	 * rate's terms its interval ended at noon + 100 ms. */
+	u = undo(noon + 1000, noon, 3, noon + 20000, 4, noon + 1100, 600, 16);
+	ok(u.new_tat_ms == noon + 1100,
+	    "and drained in the new rate's terms: nothing moves");
+	/* Two calls at 600/min at noon, then lowered to 3: a third at noon
+	 * rescaled the queue to noon + 40 s and stands at 60 s; the second
+	 * call's 100 ms are 20 s in the new terms. */
+	u = undo(noon, noon, 600, noon + 200, 4, noon + 60000, 3, 12);
+	ok(u.new_tat_ms == noon + 40000,
+	    "lowered to 3/min since: one interval of the new rate, 20 s");
+	/* The third at noon + 20 s instead: given back then, when the
+	 * queue was rescaled is unknown (its base could have been as late
+	 * as now), none of the call's interval is surely left. */
+	u = undo(noon + 20000, noon, 600, noon + 200, 4, noon + 60000, 3, 12);
+	ok(u.new_tat_ms == noon + 60000,
+	    "lowered, given back 20 s later: kept, never more than it holds");
+	u = undo(noon, noon, 3, noon + 20000, 4, noon + 60000, 0, 12);
+	ok(u.new_tat_ms == noon + 40000,
+	    "an arrival time of unknown rate is taken as the call's");
+
+	u = undo(noon, noon, 3, noon + 20000, 4, noon + 20000, 3, 2);
+	ok(u.new_used == 0, "the units never go below 0");
+	u = undo(noon, noon, 3, noon + 20000, 0, noon + 20000, 3, 7);
+	ok(u.new_used == 7 && u.new_tat_ms == noon,
+	    "units of another day: the arrival time only");
 }
 
 int
@@ -151,5 +272,7 @@ main(void)
 	admission_decide(&a);
 	ok(!a.rate_ok, "an arrival time of unknown rate is taken as this "
 	    "rate's");
+
+	refunds(noon);
 	return tap_done();
 }
