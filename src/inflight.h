@@ -34,7 +34,9 @@
 
 #define INFLIGHT_SLOW_FACTOR	4	/* overdue: this many times the
 					 * backend's recent latency */
-#define INFLIGHT_SLOW_MIN_MS	250	/* and at least this long */
+#define INFLIGHT_SLOW_MIN_MS	1000	/* and at least this long: a
+					 * backend several times slower
+					 * than its normal is let adapt */
 #define INFLIGHT_COLD_WAIT_MS	1000	/* a backend without a normal:
 					 * the longest wait for room */
 

@@ -539,6 +539,8 @@ flight(struct shm_file *f, int64_t backend_id, int add)
 	spare->latency_us = 0;
 	spare->failing = 0;
 	spare->reaped_ms = 0;
+	spare->older = 0;
+	spare->young_ms = INT64_MIN;	/* no walk yet */
 	spare->backend_id = backend_id;
 	return spare;
 }
@@ -567,18 +569,20 @@ shm_inflight_view(struct shm *m, int64_t backend_id,
 }
 
 /* Under the lock: the live processes other than us calling backend_id
- * (*all), and those of them calling since before since_ms (returned).
- * With reap, an owner counted is first asked whether its pid still
- * runs (one system call; the periodic reap, reap_due(), also tells a
- * pid the kernel gave to another process since). */
+ * (*all), and those of them calling since before since_ms (returned),
+ * with when the earliest of the others began (*young_ms, INT64_MAX when
+ * there is none).  With reap, an owner counted is first asked whether
+ * its pid still runs (one system call; the periodic reap, reap_due(),
+ * also tells a pid the kernel gave to another process since). */
 static size_t
 walk(struct shm *m, int64_t backend_id, int64_t since_ms, int reap,
-    size_t *all)
+    size_t *all, int64_t *young_ms)
 {
 	struct shm_worker	*w;
 	size_t			 i, n, old = 0;
 
 	*all = 0;
+	*young_ms = INT64_MAX;
 	w = shm_slots(m, &n);
 	for (i = 0; i < n; i++) {
 		if (w[i].pid == 0 || w[i].backend_id != backend_id ||
@@ -589,7 +593,10 @@ walk(struct shm *m, int64_t backend_id, int64_t since_ms, int reap,
 			continue;
 		}
 		(*all)++;
-		old += w[i].since_ms <= since_ms;
+		if (w[i].since_ms <= since_ms)
+			old++;
+		else if (w[i].since_ms < *young_ms)
+			*young_ms = w[i].since_ms;
 	}
 	return old;
 }
@@ -600,6 +607,7 @@ shm_inflight_take(struct shm *m, int64_t backend_id, long limit,
 {
 	struct shm_flight	*f;
 	size_t			 busy, all;
+	int64_t			 young;
 	int			 pass;
 
 	if (m == NULL || shm_lock(m) == -1)
@@ -610,20 +618,31 @@ shm_inflight_take(struct shm *m, int64_t backend_id, long limit,
 	}
 	f = flight(m->f, backend_id, 1);
 	busy = f != NULL ? (size_t)f->n : (size_t)limit;
-	/* Full by the count (or not counted): walk the slots, counting
-	 * the calls older than older_ms; when still full, walk again
-	 * asking whether each owner lives, at most every SHM_RECOUNT_MS
-	 * for a backend (a flood of calls refused is not a flood of
-	 * system calls under the lock). */
+	/* Full by the count: the last walk's count of calls over the age,
+	 * while it stands (struct shm_flight), so that a backend with
+	 * more calls in flight than the limit, all young, is walked about
+	 * once per age rather than at every call. */
+	if (busy >= (size_t)limit && f != NULL && older_ms > 0 &&
+	    f->older < limit && now_ms - older_ms < f->young_ms)
+		busy = (size_t)f->older;
+	/* Else (or not counted): walk the slots, counting the calls
+	 * older than older_ms; when still full, walk again asking whether
+	 * each owner lives, at most every SHM_RECOUNT_MS for a backend (a
+	 * flood of calls refused is not a flood of system calls under the
+	 * lock). */
 	for (pass = 0; pass < 2 && busy >= (size_t)limit; pass++) {
 		if (pass == 1 && f != NULL && now_ms - f->reaped_ms <
 		    SHM_RECOUNT_MS && now_ms >= f->reaped_ms)
 			break;
 		if (pass == 1 && f != NULL)
 			f->reaped_ms = now_ms;
-		busy = walk(m, backend_id, now_ms - older_ms, pass, &all);
-		if (f != NULL)
+		busy = walk(m, backend_id, now_ms - older_ms, pass, &all,
+		    &young);
+		if (f != NULL) {
 			f->n = (int64_t)all;
+			f->older = (int64_t)busy;
+			f->young_ms = young;
+		}
 	}
 	if (busy < (size_t)limit) {	/* read without the lock too */
 		m->self->since_ms = now_ms;
@@ -632,6 +651,8 @@ shm_inflight_take(struct shm *m, int64_t backend_id, long limit,
 		if (f != NULL) {
 			f->n++;
 			f->used_ms = now_ms;
+			if (f->young_ms > now_ms)	/* ours is young */
+				f->young_ms = now_ms;
 		}
 	}
 	shm_unlock(m);

@@ -35,6 +35,13 @@ struct shm_flight {
 	int64_t		 failing;
 	int64_t		 used_ms;	/* the last call taken */
 	int64_t		 reaped_ms;	/* its owners last asked */
+	/* The last walk's count of calls over its age (older), and when
+	 * the oldest of those under it began (young_ms; INT64_MAX: none):
+	 * until that one is over the age asked, no more can be, for a
+	 * call taken since is younger still, and the count stands (a
+	 * call given since only makes it high) without a walk. */
+	int64_t		 older;
+	int64_t		 young_ms;
 };
 
 struct shm_budget {

@@ -51,6 +51,18 @@ check "src/settings.c has settings" test -n "$settings"
 for s in $settings; do
 	check "evalgate.fcgi.8 describes $s" grep -q "^\.It Ev $s\$" "$FCGI_MAN"
 	case $s in *_TEST_*) continue ;; esac
+	# SERVICE_WORKERS repeats the web server's pool, which the workers
+	# count themselves: each sample names it, for a pool over 2040,
+	# and sets it nowhere.
+	if [ "$s" = SERVICE_WORKERS ]; then
+		for f in examples/apache-fcgid.conf lighttpd.conf.sample \
+		    tools/shared-hosting-install; do
+			check "$(basename $f) names $s and does not set it" \
+			    sh -c "grep -q '^[[:space:]]*#.*$s' '$SRCDIR/$f' &&
+			    ! grep -Eq '^[^#]*$s' '$SRCDIR/$f'"
+		done
+		continue
+	fi
 	check "apache-fcgid.conf sets $s" grep -Eq "^FcgidInitialEnv +$s " \
 	    "$SRCDIR/examples/apache-fcgid.conf"
 	check "lighttpd.conf.sample sets $s" grep -Eq "^[[:space:]]*\"$s\" +=>" \
