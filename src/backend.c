@@ -2,21 +2,29 @@
  * kind, and the replica loop that every remote kind shares (design.md
  * section 7).
  *
- * The loop: replicas are tried in turn from a rotating start; one that
- * fails at the transport, answers 429, 529 or 5xx, or answers something
- * that does not fit the questions (whatever the kind's ask() reports as
- * cooling) rests for a cool-down shared by every worker through the
- * cache.  When its cool-down is over, one worker of the host probes it
- * (the shared memory decides which) while the others still leave it
- * out.  When every replica is left out, the call is a 503 at once, with
- * Retry-After the time until the first may be asked: a dead backend
- * does not hold a worker for its timeout.  Around the loop, a backend
- * has at most max_in_flight evaluations in flight on the host (default
- * half of SERVICE_WORKERS), so that it can never hold every worker;
- * beyond, a 503 at once.  When no replica answered: 503
- * backend_unavailable, with the largest retry hint an upstream gave,
- * else 1 s.  Before it all, a backend with auth_env whose variable holds
- * no usable key is a 503 too (design.md section 16, item 11).
+ * The loop: replicas are tried in turn from a rotating start, until one
+ * answers what fits the questions.  What a failed attempt says of its
+ * replica is the kind's verdict (struct backend_attempt): a failure of
+ * the transport or the server (connection, timeout, 5xx, 529, 429) is
+ * counted host-wide in the shared memory, and after BACKEND_COOL_AFTER
+ * of them in a row (consecutive failures, as a proxy's outlier
+ * detection counts them) the replica rests for a cool-down shared by
+ * every worker through the cache.  An answer that does not fit the
+ * questions fails only its own evaluation (the next replica is asked):
+ * it proves the replica's transport and server work, and ends its
+ * count, as a success does.  When its cool-down is over, one worker of
+ * the host probes it (the shared memory decides which) while the others
+ * still leave it out; a probe that fails is one more failure in a row,
+ * and the replica rests again at once.  When every replica is left out,
+ * the call is a 503 at once, with Retry-After the time until the first
+ * may be asked: a dead backend does not hold a worker for its timeout.
+ * Around the loop, a backend has at most max_in_flight evaluations in
+ * flight on the host (default half of SERVICE_WORKERS), so that it can
+ * never hold every worker; beyond, a 503 at once.  When no replica
+ * answered: 503 backend_unavailable, with the largest retry hint an
+ * upstream gave, else 1 s.  Before it all, a backend with auth_env whose
+ * variable holds no usable key is a 503 too (design.md section 16, item
+ * 11).
  *
  * The kinds' own options (struct backend_option) are read, shown and
  * looked up here too, from each kind's table. */
@@ -39,6 +47,7 @@
 #include "shm.h"
 
 #define BACKEND_COOLDOWN_MS	30000	/* a failing replica rests */
+#define BACKEND_COOL_AFTER	2	/* failures in a row that rest it */
 
 /* Every kind, in the order "must be one of" lists them. */
 static const struct backend_kind *const kinds[] = {
@@ -325,6 +334,41 @@ replicas_now(struct store *st, const struct backend *b, size_t n,
 	return k;
 }
 
+/* After a failed attempt at url (the probe of its cool-down if probe),
+ * per its verdict: a failure of its transport or server is counted
+ * host-wide, and the replica rests once it has failed BACKEND_COOL_AFTER
+ * times in a row; an answer ends the count (and the cool-down it was
+ * probed after).  What was done goes into note, for the log line. */
+static void
+judge(const struct kind_call *kc, const struct backend *b, const char *url,
+    int probe, const struct backend_attempt *at, char *note, size_t size)
+{
+	int64_t	 now = clock_now_ms();
+	long	 n;
+
+	note[0] = '\0';
+	if (at->verdict == BV_ANSWERED) {
+		shm_streak_add(shm_host(), url, 0, now, BACKEND_COOLDOWN_MS);
+		if (probe)
+			cooldown_put(kc->st, url, 0);
+	}
+	if (at->verdict != BV_FAILED)
+		return;
+	/* Without the shared memory there is no count (-1): the first
+	 * failure rests the replica, as it always did there.  A probe's
+	 * failure follows those that rested it, with no success between. */
+	n = shm_streak_add(shm_host(), url, 1, now, BACKEND_COOLDOWN_MS);
+	if (n >= 0 && n < BACKEND_COOL_AFTER && !probe) {
+		snprintf(note, size, " (failure %ld of %d)", n,
+		    BACKEND_COOL_AFTER);
+		return;
+	}
+	cooldown_put(kc->st, url, now + BACKEND_COOLDOWN_MS);
+	metrics_cooldown(b->name);
+	snprintf(note, size, " (cooling down %d s)",
+	    BACKEND_COOLDOWN_MS / 1000);
+}
+
 /* Asks the replicas of b, a backend of the remote kind k, in turn. */
 static int
 ask_replicas(const struct kind_call *kc, struct backend_call *c,
@@ -335,7 +379,7 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 	struct backend_attempt		 at;
 	char				 base[sizeof(b->urls[0])];
 	char				 shown[sizeof(b->urls[0])];
-	char				 reasons[300] = "", resting_for[32];
+	char				 reasons[300] = "", note[40];
 	char				 why[340];
 	int64_t				 until[BACKEND_MAX_URLS], t0;
 	size_t				 order[BACKEND_MAX_URLS], n, j, i, len;
@@ -365,26 +409,21 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 			    b->urls[i]);
 			if (until[i] != 0)
 				cooldown_put(kc->st, b->urls[i], 0);
+			shm_streak_add(shm_host(), b->urls[i], 0,
+			    clock_now_ms(), BACKEND_COOLDOWN_MS);
 			rc = 0;
 			break;
 		}
 		metrics_backend(b->name, at.outcome != MO_OK ? at.outcome :
 		    MO_ERROR, clock_mono_us() - t0);
-		if (at.cool) {
-			cooldown_put(kc->st, b->urls[i],
-			    clock_now_ms() + BACKEND_COOLDOWN_MS);
-			metrics_cooldown(b->name);
-		}
+		judge(kc, b, b->urls[i], until[i] != 0, &at, note,
+		    sizeof(note));
 		if (at.hint_ms > hint)
 			hint = at.hint_ms;
 		backend_http_loggable_url(b->urls[i], shown, sizeof(shown));
-		resting_for[0] = '\0';
-		if (at.cool)
-			snprintf(resting_for, sizeof(resting_for),
-			    " (cooling down %d s)", BACKEND_COOLDOWN_MS / 1000);
 		log_warn("backend '%s': replica %s failed after %lld ms: %s%s",
 		    b->name, shown, (long long)((clock_mono_us() - t0) / 1000),
-		    at.reason, resting_for);
+		    at.reason, note);
 		len = strlen(reasons);
 		snprintf(reasons + len, sizeof(reasons) - len, "%s%s",
 		    len > 0 ? "; " : "", at.reason);

@@ -3,7 +3,8 @@ two workers (and Apache with mod_fcgid recycling its workers).
 
 After a known mix of calls (200s from the built-in lexical backend, 401s
 for each way a key fails, 422s, a 429 from the rate limit, 503s from a
-System One upstream answering 500, an outcome report), every counter on
+System One upstream answering 500, the third refused while its replica
+cools down, an outcome report), every counter on
 the internal listener has exactly the expected value, summed over the
 two workers that served them; a worker killed with -9 and replaced loses
 nothing counted before; the shared-memory file deleted resets the
@@ -127,8 +128,9 @@ def test_mix(t, g, keys):
              "no questions: 422")
     t.eq([g.get("/v1/models", key=slow).status for _ in range(3)],
          [200, 200, 429], "2 calls a minute: the third is 429")
-    t.eq([evaluate(g, key, "dead").status for _ in range(2)], [503, 503],
-         "a backend answering 500: 503, then 503 at once (cooling down)")
+    t.eq([evaluate(g, key, "dead").status for _ in range(3)],
+         [503, 503, 503], "a backend answering 500: 503 twice (the second "
+         "rests its replica), then 503 at once (cooling down)")
     did = out[0].json()["x_decision_id"]
     t.eq(g.post("/v1/decisions/%s/outcome" % did,
                 {"answers": {"refunded": True}}, key=key).status, 200,
@@ -198,10 +200,10 @@ def test_counters(t, g, keys):
                             version=BUILD_VERSION),
     }
     want = {
-        "200 evaluations": 12, "422 evaluations": 3, "503 evaluations": 2,
+        "200 evaluations": 12, "422 evaluations": 3, "503 evaluations": 3,
         "401 models": 4, "200 models": 2, "429 models": 1, "200 outcome": 1,
-        "evaluation durations": 17, "evaluation +Inf": 17, "lex ok": 12,
-        "failing http_5xx": 1, "failing attempts timed": 1,
+        "evaluation durations": 18, "evaluation +Inf": 18, "lex ok": 12,
+        "failing http_5xx": 2, "failing attempts timed": 2,
         "failing cool-downs": 1, "rate refusals": 1, "quota refusals": 0,
         "demo decisions": 12, "demo outcomes": 1, "missing keys": 1,
         "unknown keys": 2, "malformed keys": 1, "db busy": 0,

@@ -10,9 +10,10 @@ the hung calls' timeout:
 - the in-flight limit (--max-in-flight, default half of SERVICE_WORKERS)
   refuses what is over it at once with 503 backend_unavailable and
   Retry-After, so that `hung` never holds every worker;
-- once its replica is cooling down, a call to `hung` is a 503 at once
-  with Retry-After the time left, and at most one probe per cool-down
-  period is let through to the replica, host-wide.
+- once its replica is cooling down (after 2 timeouts in a row), a call
+  to `hung` is a 503 at once with Retry-After the time left, and at most
+  one probe per cool-down period is let through to the replica,
+  host-wide.
 
 The figures (p99 within 50 ms) are bench/'s; here the margins are wide
 (design.md section 16, item 3): nothing waits anywhere near the 3 s
@@ -142,11 +143,14 @@ def test_starvation(t, g, key, dead):
     print("# hung: %d calls, %d reached the replica, %d answered within "
           "0.5 s" % (len(hung), reached, len(quick)))
     # In HAMMER_S: the first calls (at most the in-flight limit) reach
-    # the replica and wait the timeout; then it cools for 30 s, and no
-    # probe is due.  (A call lighttpd queued behind a worker stuck in one
-    # of them waits too, then gets its 503 at once: hence "most".)
-    t.ok(1 <= reached <= 2, "at most the in-flight limit (2) reached the "
-         "hung replica (%d did)" % reached)
+    # the replica and wait the timeout; their two timeouts in a row rest
+    # it for 30 s, and no probe is due.  One more call may take the slot
+    # of the first to time out before the second rests the replica.  (A
+    # call lighttpd queued behind a worker stuck in one of them waits
+    # too, then gets its 503 at once: hence "most".)
+    t.ok(1 <= reached <= 3, "at most the in-flight limit (2), and one "
+         "call between the two timeouts, reached the hung replica (%d "
+         "did)" % reached)
     t.ok(len(quick) >= 0.95 * len(hung) and len(quick) > 20,
          "the rest were refused at once (%d of %d)" % (len(quick),
                                                       len(hung)))
