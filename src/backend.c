@@ -24,7 +24,7 @@
  * answered: 503 backend_unavailable, with the largest retry hint an
  * upstream gave, else 1 s.  Before it all, a backend with auth_env whose
  * variable holds no usable key is a 503 too (design.md section 16, item
- * 11).
+ * 11).  Each 503 says why (enum err_unavailable), for the metrics.
  *
  * The kinds' own options (struct backend_option) are read, shown and
  * looked up here too, from each kind's table. */
@@ -292,14 +292,16 @@ or_defaults(const struct settings *s, struct error *e)
 }
 
 /* 503 backend_unavailable "backend 'name': why", to come back in
- * retry_ms (1 s when there is no hint).  Returns -1. */
+ * retry_ms (1 s when there is no hint), for the reason reason.  Returns
+ * -1. */
 static int
 unavailable(struct error *e, long retry_ms, const char *name,
-    const char *why)
+    const char *why, enum err_unavailable reason)
 {
 	error_set(e, ERR_BACKEND_UNAVAILABLE, NULL, "backend '%s': %s", name,
 	    why);
 	e->retry_after_ms = retry_ms > 0 ? retry_ms : 1000;
+	e->unavailable = reason;
 	return -1;
 }
 
@@ -381,6 +383,7 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 	char				 shown[sizeof(b->urls[0])];
 	char				 reasons[300] = "", note[40];
 	char				 why[340];
+	enum err_unavailable		 reason = EU_OTHER;
 	int64_t				 until[BACKEND_MAX_URLS], t0;
 	size_t				 order[BACKEND_MAX_URLS], n, j, i, len;
 	long				 hint = -1, wake;
@@ -391,7 +394,7 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 		log_warn("backend '%s': every replica is cooling down; calls "
 		    "are refused until one may be probed", b->name);
 		return unavailable(e, wake, b->name,
-		    "every replica is cooling down");
+		    "every replica is cooling down", EU_COOLING);
 	}
 	if (k->begin != NULL && k->begin(c, e) == -1)
 		return -1;
@@ -420,6 +423,12 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 		    sizeof(note));
 		if (at.hint_ms > hint)
 			hint = at.hint_ms;
+		/* Why none answered: one that did not fit, else a failure
+		 * of a replica, else ours. */
+		if (at.verdict == BV_ANSWERED && at.outcome == MO_UNFIT)
+			reason = EU_UNFIT;
+		else if (at.verdict != BV_NONE && reason != EU_UNFIT)
+			reason = EU_NO_REPLICA;
 		backend_http_loggable_url(b->urls[i], shown, sizeof(shown));
 		log_warn("backend '%s': replica %s failed after %lld ms: %s%s",
 		    b->name, shown, (long long)((clock_mono_us() - t0) / 1000),
@@ -430,7 +439,7 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 	}
 	if (rc == -1) {
 		snprintf(why, sizeof(why), "no replica answered (%s)", reasons);
-		unavailable(e, hint, b->name, why);
+		unavailable(e, hint, b->name, why, reason);
 	}
 	if (k->end != NULL)
 		k->end(c);
@@ -455,7 +464,7 @@ key_ready(const struct backend *b, struct error *e)
 	    "refused", b->name, b->auth_env, key == NULL ? "not set" :
 	    key[0] == '\0' ? "empty" : "holding a line break");
 	return unavailable(e, 30000, b->name, "its key is not available "
-	    "(the gateway's log names the variable)");
+	    "(the gateway's log names the variable)", EU_DISABLED);
 }
 
 /* A remote call: within b's in-flight limit on the host (a worker busy
@@ -474,7 +483,8 @@ remote(const struct backend_kind *k, struct store *st,
 	if (kc.nurls > BACKEND_MAX_URLS)
 		kc.nurls = BACKEND_MAX_URLS;
 	if (kc.nurls == 0)
-		return unavailable(e, 1000, b->name, "no replica configured");
+		return unavailable(e, 1000, b->name, "no replica configured",
+		    EU_NO_REPLICA);
 	if (key_ready(b, e) == -1)
 		return -1;
 	if ((s = or_defaults(s, e)) == NULL)
@@ -490,7 +500,7 @@ remote(const struct backend_kind *k, struct store *st,
 	if (!shm_inflight_take(shm_host(), b->id, limit))
 		return unavailable(e, 1000, b->name, "as many evaluations "
 		    "are in flight to it on this host as its limit "
-		    "(max_in_flight) allows");
+		    "(max_in_flight) allows", EU_IN_FLIGHT);
 	rc = ask_replicas(&kc, &c, out, e);
 	shm_inflight_give(shm_host());
 	return rc;

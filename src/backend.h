@@ -176,8 +176,9 @@ int	backend_check_schema(const struct backend *b, json_object *questions,
 /* Asks b about state and questions (both borrowed, validated).  The
  * request's model is not sent: a remote backend sends its own configured
  * upstream model.  s may be NULL (unit tests): the settings' defaults
- * hold.  0, or -1 with e set: 503 backend_unavailable (Retry-After) when
- * no replica answered in a form that fits the questions. */
+ * hold.  0, or -1 with e set: 503 backend_unavailable (Retry-After, and
+ * e->unavailable saying why) when no replica answered in a form that
+ * fits the questions. */
 int	backend_evaluate(struct store *st, const struct settings *s,
 	    const struct backend *b, json_object *state,
 	    json_object *questions, struct backend_answer *out,

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "http.h"
 #include "json_util.h"
+#include "metrics.h"
 #include "settings.h"
 #include "uri.h"
 #include "xalloc.h"
@@ -285,18 +286,26 @@ http_error_body(const struct error *e)
 }
 
 void
-http_error(struct req *r, const struct error *e)
+http_error(struct req *r, const struct error *e, json_object *also)
 {
 	json_object	*body;
 	long		 ms;
 
+	if (r->responded)
+		return;
 	if (e->retry_after_ms > 0 || e->code == ERR_RATE_LIMITED ||
 	    e->code == ERR_QUOTA_EXCEEDED || error_status(e->code) == 503) {
 		ms = e->retry_after_ms > 0 ? e->retry_after_ms : 1000;
 		http_header(r, "Retry-After", "%ld", (ms + 999) / 1000);
 		http_header(r, "retry-after-ms", "%ld", ms);
 	}
+	if (error_status(e->code) == 503)
+		metrics_unavailable(e->unavailable);
 	body = http_error_body(e);
+	if (also != NULL) {
+		json_object_object_foreach(also, k, v)
+			ju_add(body, k, json_object_get(v));
+	}
 	http_json(r, error_status(e->code), body);
 	json_object_put(body);
 }

@@ -98,7 +98,10 @@ int	 http_write(struct req *r, const char *buf, size_t len);
 /* The spec's error format for e, {"error": {code, message, details}}:
  * a new object the caller puts. */
 json_object *http_error_body(const struct error *e);
-/* Answers with the spec's error format; 429/503 carry Retry-After. */
-void	 http_error(struct req *r, const struct error *e);
+/* Answers with the spec's error format; 429/503 carry Retry-After, and
+ * every 503 is counted by its reason (metrics_unavailable()).  The
+ * members of also (borrowed; NULL: none) are added to the body beside
+ * "error": /health/ready's report. */
+void	 http_error(struct req *r, const struct error *e, json_object *also);
 
 #endif
