@@ -2,21 +2,29 @@
  * kind, and the replica loop that every remote kind shares (design.md
  * section 7).
  *
- * The loop: replicas are tried in turn from a rotating start; one that
- * fails at the transport, answers 429, 529 or 5xx, or answers something
- * that does not fit the questions (whatever the kind's ask() reports as
- * cooling) rests for a cool-down shared by every worker through the
- * cache.  When its cool-down is over, one worker of the host probes it
- * (the shared memory decides which) while the others still leave it
- * out.  When every replica is left out, the call is a 503 at once, with
- * Retry-After the time until the first may be asked: a dead backend
- * does not hold a worker for its timeout.  Around the loop, the
- * in-flight rule (inflight.h) keeps a backend slower than its normal
- * from holding more than half of the host's workers (or the operator's
- * max_in_flight); beyond, a 503.  When no replica answered: 503
- * backend_unavailable, with the largest retry hint an upstream gave,
- * else 1 s.  Before it all, a backend with auth_env whose variable holds
- * no usable key is a 503 too (design.md section 16, item 11).
+ * The loop: replicas are tried in turn from a rotating start, until one
+ * answers what fits the questions.  What a failed attempt says of its
+ * replica is the kind's verdict (struct backend_attempt): a failure of
+ * the transport or the server (connection, timeout, 5xx, 529, 429) is
+ * counted host-wide in the shared memory, and after BACKEND_COOL_AFTER
+ * of them in a row (consecutive failures, as a proxy's outlier
+ * detection counts them) the replica rests for a cool-down shared by
+ * every worker through the cache.  An answer that does not fit the
+ * questions fails only its own evaluation (the next replica is asked):
+ * it proves the replica's transport and server work, and ends its
+ * count, as a success does.  When its cool-down is over, one worker of
+ * the host probes it (the shared memory decides which) while the others
+ * still leave it out; a probe that fails is one more failure in a row,
+ * and the replica rests again at once.  When every replica is left out,
+ * the call is a 503 at once, with Retry-After the time until the first
+ * may be asked: a dead backend does not hold a worker for its timeout.
+ * Around the loop, the in-flight rule (inflight.h) keeps a backend
+ * slower than its normal from holding more than half of the host's
+ * workers (or the operator's max_in_flight); beyond, a 503.  When no
+ * replica answered: 503 backend_unavailable, with the largest retry
+ * hint an upstream gave, else 1 s.  Before it all, a backend with auth_env whose
+ * variable holds no usable key is a 503 too (design.md section 16, item
+ * 11).  Each 503 says why (enum err_unavailable), for the metrics.
  *
  * The kinds' own options (struct backend_option) are read, shown and
  * looked up here too, from each kind's table. */
@@ -41,6 +49,7 @@
 #include "shm.h"
 
 #define BACKEND_COOLDOWN_MS	30000	/* a failing replica rests */
+#define BACKEND_COOL_AFTER	2	/* failures in a row that rest it */
 
 /* Every kind, in the order "must be one of" lists them. */
 static const struct backend_kind *const kinds[] = {
@@ -285,14 +294,16 @@ or_defaults(const struct settings *s, struct error *e)
 }
 
 /* 503 backend_unavailable "backend 'name': why", to come back in
- * retry_ms (1 s when there is no hint).  Returns -1. */
+ * retry_ms (1 s when there is no hint), for the reason reason.  Returns
+ * -1. */
 static int
 unavailable(struct error *e, long retry_ms, const char *name,
-    const char *why)
+    const char *why, enum err_unavailable reason)
 {
 	error_set(e, ERR_BACKEND_UNAVAILABLE, NULL, "backend '%s': %s", name,
 	    why);
 	e->retry_after_ms = retry_ms > 0 ? retry_ms : 1000;
+	e->unavailable = reason;
 	return -1;
 }
 
@@ -327,6 +338,41 @@ replicas_now(struct store *st, const struct backend *b, size_t n,
 	return k;
 }
 
+/* After a failed attempt at url (the probe of its cool-down if probe),
+ * per its verdict: a failure of its transport or server is counted
+ * host-wide, and the replica rests once it has failed BACKEND_COOL_AFTER
+ * times in a row; an answer ends the count (and the cool-down it was
+ * probed after).  What was done goes into note, for the log line. */
+static void
+judge(const struct kind_call *kc, const struct backend *b, const char *url,
+    int probe, const struct backend_attempt *at, char *note, size_t size)
+{
+	int64_t	 now = clock_now_ms();
+	long	 n;
+
+	note[0] = '\0';
+	if (at->verdict == BV_ANSWERED) {
+		shm_streak_add(shm_host(), url, 0, now, BACKEND_COOLDOWN_MS);
+		if (probe)
+			cooldown_put(kc->st, url, 0);
+	}
+	if (at->verdict != BV_FAILED)
+		return;
+	/* Without the shared memory there is no count (-1): the first
+	 * failure rests the replica, as it always did there.  A probe's
+	 * failure follows those that rested it, with no success between. */
+	n = shm_streak_add(shm_host(), url, 1, now, BACKEND_COOLDOWN_MS);
+	if (n >= 0 && n < BACKEND_COOL_AFTER && !probe) {
+		snprintf(note, size, " (failure %ld of %d)", n,
+		    BACKEND_COOL_AFTER);
+		return;
+	}
+	cooldown_put(kc->st, url, now + BACKEND_COOLDOWN_MS);
+	metrics_cooldown(b->name);
+	snprintf(note, size, " (cooling down %d s)",
+	    BACKEND_COOLDOWN_MS / 1000);
+}
+
 /* Asks the replicas of b, a backend of the remote kind k, in turn;
  * *how says what the call teaches the in-flight rule. */
 static int
@@ -338,8 +384,9 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 	struct backend_attempt		 at;
 	char				 base[sizeof(b->urls[0])];
 	char				 shown[sizeof(b->urls[0])];
-	char				 reasons[300] = "", resting_for[32];
+	char				 reasons[300] = "", note[40];
 	char				 why[340];
+	enum err_unavailable		 reason = EU_OTHER;
 	int64_t				 until[BACKEND_MAX_URLS], t0;
 	size_t				 order[BACKEND_MAX_URLS], n, j, i, len;
 	long				 hint = -1, wake;
@@ -351,7 +398,7 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 		log_warn("backend '%s': every replica is cooling down; calls "
 		    "are refused until one may be probed", b->name);
 		return unavailable(e, wake, b->name,
-		    "every replica is cooling down");
+		    "every replica is cooling down", EU_COOLING);
 	}
 	if (k->begin != NULL && k->begin(c, e) == -1)
 		return -1;
@@ -370,36 +417,37 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 			    b->urls[i]);
 			if (until[i] != 0)
 				cooldown_put(kc->st, b->urls[i], 0);
+			shm_streak_add(shm_host(), b->urls[i], 0,
+			    clock_now_ms(), BACKEND_COOLDOWN_MS);
 			*how = SHM_CALL_ANSWERED;
 			rc = 0;
 			break;
 		}
-		if (at.outcome == MO_UNFIT)	/* it answered, though */
+		if (at.verdict != BV_FAILED)	/* it answered, or ours */
 			*how = SHM_CALL_OTHER;
 		metrics_backend(b->name, at.outcome != MO_OK ? at.outcome :
 		    MO_ERROR, clock_mono_us() - t0);
-		if (at.cool) {
-			cooldown_put(kc->st, b->urls[i],
-			    clock_now_ms() + BACKEND_COOLDOWN_MS);
-			metrics_cooldown(b->name);
-		}
+		judge(kc, b, b->urls[i], until[i] != 0, &at, note,
+		    sizeof(note));
 		if (at.hint_ms > hint)
 			hint = at.hint_ms;
+		/* Why none answered: one that did not fit, else a failure
+		 * of a replica, else ours. */
+		if (at.verdict == BV_ANSWERED && at.outcome == MO_UNFIT)
+			reason = EU_UNFIT;
+		else if (at.verdict != BV_NONE && reason != EU_UNFIT)
+			reason = EU_NO_REPLICA;
 		backend_http_loggable_url(b->urls[i], shown, sizeof(shown));
-		resting_for[0] = '\0';
-		if (at.cool)
-			snprintf(resting_for, sizeof(resting_for),
-			    " (cooling down %d s)", BACKEND_COOLDOWN_MS / 1000);
 		log_warn("backend '%s': replica %s failed after %lld ms: %s%s",
 		    b->name, shown, (long long)((clock_mono_us() - t0) / 1000),
-		    at.reason, resting_for);
+		    at.reason, note);
 		len = strlen(reasons);
 		snprintf(reasons + len, sizeof(reasons) - len, "%s%s",
 		    len > 0 ? "; " : "", at.reason);
 	}
 	if (rc == -1) {
 		snprintf(why, sizeof(why), "no replica answered (%s)", reasons);
-		unavailable(e, hint, b->name, why);
+		unavailable(e, hint, b->name, why, reason);
 	}
 	if (k->end != NULL)
 		k->end(c);
@@ -424,7 +472,7 @@ key_ready(const struct backend *b, struct error *e)
 	    "refused", b->name, b->auth_env, key == NULL ? "not set" :
 	    key[0] == '\0' ? "empty" : "holding a line break");
 	return unavailable(e, 30000, b->name, "its key is not available "
-	    "(the gateway's log names the variable)");
+	    "(the gateway's log names the variable)", EU_DISABLED);
 }
 
 /* Takes a place among b's evaluations in flight on the host, under
@@ -463,7 +511,7 @@ inflight_enter(const struct backend *b, const struct settings *s,
 	if (b->max_in_flight > 0)
 		unavailable(e, 1000, b->name, "as many evaluations are in "
 		    "flight to it on this host as its limit (max_in_flight) "
-		    "allows");
+		    "allows", EU_IN_FLIGHT);
 	else if (r.older_ms > 0)
 		error_set(e, ERR_BACKEND_UNAVAILABLE, NULL, "backend '%s': "
 		    "%ld of its evaluations on this host have waited over "
@@ -476,6 +524,7 @@ inflight_enter(const struct backend *b, const struct settings *s,
 		    "many as may", b->name, r.limit, v.failing ? "next" :
 		    "first");
 	e->retry_after_ms = 1000;	/* unavailable() sets the same */
+	e->unavailable = EU_IN_FLIGHT;
 	return 0;
 }
 
@@ -496,7 +545,8 @@ remote(const struct backend_kind *k, struct store *st,
 	if (kc.nurls > BACKEND_MAX_URLS)
 		kc.nurls = BACKEND_MAX_URLS;
 	if (kc.nurls == 0)
-		return unavailable(e, 1000, b->name, "no replica configured");
+		return unavailable(e, 1000, b->name, "no replica configured",
+		    EU_NO_REPLICA);
 	if (key_ready(b, e) == -1)
 		return -1;
 	if ((s = or_defaults(s, e)) == NULL)

@@ -6,7 +6,8 @@
  * backend_openai.c.  backend.c keeps
  * the one list of kinds and, for the remote ones, the replica loop
  * (rotation, failover, cool-downs) in which a kind only turns questions
- * into distributions for one replica at a time.  A kind fills one
+ * into distributions for one replica at a time, and says what a failure
+ * was (struct backend_attempt).  A kind fills one
  * distribution per question, aligned as question.h says (choice: option
  * order of the criteria object; score: level index; noul: index 0 true,
  * 1 false), not yet normalised or tempered.  No database transaction may
@@ -53,10 +54,23 @@ struct backend_call {
 	void			*priv;		/* the kind's, set by begin() */
 };
 
+/* What a failed attempt says of its replica: whether it counts toward
+ * the failures in a row that rest the replica (backend.c). */
+enum backend_verdict {
+	BV_NONE,	/* nothing: the failure is ours (out of memory, a
+			 * malformed URL) */
+	BV_ANSWERED,	/* it answered in HTTP, what this evaluation cannot
+			 * use: an answer that does not fit the questions
+			 * (or too large), a 4xx but 429.  Its transport and
+			 * server work: its failures in a row end */
+	BV_FAILED	/* its transport or server failed: connection,
+			 * timeout, 5xx, 529, 429, a redirect, not HTTP */
+};
+
 /* How asking one replica went, when it failed. */
 struct backend_attempt {
 	char	 reason[160];	/* short, one line, never a key or a body */
-	int	 cool;		/* the replica should rest for a cool-down */
+	enum backend_verdict verdict;
 	long	 hint_ms;	/* the upstream's retry hint; -1: none */
 	enum metrics_outcome outcome;	/* for the metrics; MO_OK is
 					 * taken for MO_ERROR */
@@ -162,8 +176,9 @@ int	backend_check_schema(const struct backend *b, json_object *questions,
 /* Asks b about state and questions (both borrowed, validated).  The
  * request's model is not sent: a remote backend sends its own configured
  * upstream model.  s may be NULL (unit tests): the settings' defaults
- * hold.  0, or -1 with e set: 503 backend_unavailable (Retry-After) when
- * no replica answered in a form that fits the questions. */
+ * hold.  0, or -1 with e set: 503 backend_unavailable (Retry-After, and
+ * e->unavailable saying why) when no replica answered in a form that
+ * fits the questions. */
 int	backend_evaluate(struct store *st, const struct settings *s,
 	    const struct backend *b, json_object *state,
 	    json_object *questions, struct backend_answer *out,

@@ -100,51 +100,59 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-/* What a transport failure means for the replica. */
+/* What a transport failure means for the replica.  An answer too large
+ * arrived: like one that does not fit, it fails only its evaluation. */
 static const struct {
 	CURLcode		 code;
-	int			 cool;
+	enum backend_verdict	 verdict;
 	enum metrics_outcome	 outcome;
 	const char		*what;
 } transport[] = {
-	{ CURLE_COULDNT_RESOLVE_HOST,	1, MO_CONNECT,
+	{ CURLE_COULDNT_RESOLVE_HOST,	BV_FAILED, MO_CONNECT,
 	  "cannot resolve the host" },
-	{ CURLE_COULDNT_CONNECT,	1, MO_CONNECT, "cannot connect" },
-	{ CURLE_OPERATION_TIMEDOUT,	1, MO_TIMEOUT, "timed out" },
-	{ CURLE_FILESIZE_EXCEEDED,	1, MO_UNFIT, "answer too large" },
-	{ CURLE_GOT_NOTHING,		1, MO_CONNECT, "empty reply" },
-	{ CURLE_SEND_ERROR,		1, MO_CONNECT,
+	{ CURLE_COULDNT_CONNECT,	BV_FAILED, MO_CONNECT,
+	  "cannot connect" },
+	{ CURLE_OPERATION_TIMEDOUT,	BV_FAILED, MO_TIMEOUT, "timed out" },
+	{ CURLE_FILESIZE_EXCEEDED,	BV_ANSWERED, MO_UNFIT,
+	  "answer too large" },
+	{ CURLE_GOT_NOTHING,		BV_FAILED, MO_CONNECT, "empty reply" },
+	{ CURLE_SEND_ERROR,		BV_FAILED, MO_CONNECT,
 	  "connection lost while sending" },
-	{ CURLE_RECV_ERROR,		1, MO_CONNECT,
+	{ CURLE_RECV_ERROR,		BV_FAILED, MO_CONNECT,
 	  "connection lost while receiving" },
-	{ CURLE_PARTIAL_FILE,		1, MO_CONNECT, "answer cut short" },
-	{ CURLE_SSL_CONNECT_ERROR,	1, MO_CONNECT, "TLS handshake failed" },
-	{ CURLE_PEER_FAILED_VERIFICATION, 1, MO_CONNECT,
+	{ CURLE_PARTIAL_FILE,		BV_FAILED, MO_CONNECT,
+	  "answer cut short" },
+	{ CURLE_SSL_CONNECT_ERROR,	BV_FAILED, MO_CONNECT,
+	  "TLS handshake failed" },
+	{ CURLE_PEER_FAILED_VERIFICATION, BV_FAILED, MO_CONNECT,
 	  "TLS certificate refused" },
 	/* Replica URLs are checked http(s) when added: at call time this
 	 * means an answer that is not HTTP (curl takes it for HTTP/0.9). */
-	{ CURLE_UNSUPPORTED_PROTOCOL,	1, MO_UNFIT, "the answer is not HTTP" },
-	{ CURLE_WEIRD_SERVER_REPLY,	1, MO_UNFIT, "the answer is not HTTP" },
-	{ CURLE_URL_MALFORMAT,		0, MO_ERROR, "malformed URL" },
-	{ CURLE_OUT_OF_MEMORY,		0, MO_ERROR, "out of memory" },
+	{ CURLE_UNSUPPORTED_PROTOCOL,	BV_FAILED, MO_UNFIT,
+	  "the answer is not HTTP" },
+	{ CURLE_WEIRD_SERVER_REPLY,	BV_FAILED, MO_UNFIT,
+	  "the answer is not HTTP" },
+	{ CURLE_URL_MALFORMAT,		BV_NONE, MO_ERROR, "malformed URL" },
+	{ CURLE_OUT_OF_MEMORY,		BV_NONE, MO_ERROR, "out of memory" },
 };
 
 /* What an HTTP status means: first matching row wins. */
 static const struct {
 	long			 lo, hi;
 	int			 answer;	/* read the body as an answer */
-	int			 cool;		/* the replica rests */
+	enum backend_verdict	 verdict;	/* for the replica */
 	int			 hint;		/* its Retry-After counts */
 	enum metrics_outcome	 outcome;
 	const char		*what;
 } statuses[] = {
-	{ 200, 299,	 1, 0, 0, MO_OK, NULL },
-	{ 429, 429,	 0, 1, 1, MO_HTTP_429, "rate limited" },
-	{ 529, 529,	 0, 1, 1, MO_HTTP_5XX, "overloaded" },
-	{ 500, 599,	 0, 1, 0, MO_HTTP_5XX, "server error" },
-	{ 400, 499,	 0, 0, 0, MO_HTTP_OTHER, "request refused" },
-	{ 300, 399,	 0, 1, 0, MO_HTTP_OTHER, "a redirect, not followed" },
-	{ 0, LONG_MAX,	 0, 1, 0, MO_HTTP_OTHER, "unexpected status" },
+	{ 200, 299,	 1, BV_NONE, 0, MO_OK, NULL },
+	{ 429, 429,	 0, BV_FAILED, 1, MO_HTTP_429, "rate limited" },
+	{ 529, 529,	 0, BV_FAILED, 1, MO_HTTP_5XX, "overloaded" },
+	{ 500, 599,	 0, BV_FAILED, 0, MO_HTTP_5XX, "server error" },
+	{ 400, 499,	 0, BV_ANSWERED, 0, MO_HTTP_OTHER, "request refused" },
+	{ 300, 399,	 0, BV_FAILED, 0, MO_HTTP_OTHER,
+	  "a redirect, not followed" },
+	{ 0, LONG_MAX,	 0, BV_FAILED, 0, MO_HTTP_OTHER, "unexpected status" },
 };
 #define NSTATUSES	(sizeof(statuses) / sizeof(statuses[0]))
 
@@ -162,7 +170,7 @@ status_failure(long status, const struct hints *h,
 			break;
 	if (statuses[i].answer)
 		return 0;
-	at->cool = statuses[i].cool;
+	at->verdict = statuses[i].verdict;
 	at->outcome = statuses[i].outcome;
 	if (statuses[i].hint)
 		at->hint_ms = h->retry_after_ms >= 0 ? h->retry_after_ms :
@@ -177,10 +185,10 @@ transport_failure(CURLcode code, enum buf_rc rc, struct backend_attempt *at)
 {
 	size_t	 i;
 
-	at->cool = 1;
+	at->verdict = BV_FAILED;
 	at->outcome = MO_CONNECT;
 	if (rc != BUF_OK) {
-		at->cool = rc == BUF_TOO_LARGE;
+		at->verdict = rc == BUF_TOO_LARGE ? BV_ANSWERED : BV_NONE;
 		at->outcome = rc == BUF_TOO_LARGE ? MO_UNFIT : MO_ERROR;
 		snprintf(at->reason, sizeof(at->reason), "%s",
 		    rc == BUF_TOO_LARGE ? "answer too large" : "out of memory");
@@ -188,7 +196,7 @@ transport_failure(CURLcode code, enum buf_rc rc, struct backend_attempt *at)
 	}
 	for (i = 0; i < sizeof(transport) / sizeof(transport[0]); i++)
 		if (transport[i].code == code) {
-			at->cool = transport[i].cool;
+			at->verdict = transport[i].verdict;
 			at->outcome = transport[i].outcome;
 			snprintf(at->reason, sizeof(at->reason), "%s",
 			    transport[i].what);

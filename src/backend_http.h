@@ -40,8 +40,8 @@ void	backend_http_headers_free(struct curl_slist *list);
 /* POSTs body (a JSON text, borrowed) to url with headers (borrowed),
  * timeout_ms for the whole exchange.  resp is emptied first; its cap
  * should be BACKEND_HTTP_MAX_ANSWER.  A 2xx answer: 0 with its body in
- * resp.  Otherwise -1 and at says why, whether the replica should cool
- * down, and the upstream's retry hint (for 429 and 529).  The handle
+ * resp.  Otherwise -1 and at says why, what it says of the replica
+ * (its verdict), and the upstream's retry hint (for 429 and 529).  The handle
  * keeps no pointer to the arguments afterwards. */
 int	backend_http_post(const char *url, const char *body,
 	    struct curl_slist *headers, long timeout_ms, struct buf *resp,

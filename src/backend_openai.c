@@ -481,7 +481,7 @@ openai_done(void *arg, size_t i, struct backend_attempt *at)
 	if (backend_parse_openai(k->resp[i].p, k->resp[i].len, k->qs[i],
 	    out->dist[i], question_arity(k->qs[i]), &r, why,
 	    sizeof(why)) == -1) {
-		at->cool = 1;
+		at->verdict = BV_ANSWERED;
 		at->outcome = MO_UNFIT;
 		snprintf(at->reason, sizeof(at->reason), "answer to '%.40s' "
 		    "does not fit: %.80s", k->names[i], why);

@@ -392,7 +392,7 @@ systemone_ask(struct backend_call *c, const char *replica,
 		return -1;
 	if (backend_parse_systemone(k->resp.p, k->resp.len, c->questions,
 	    out, why, sizeof(why)) == -1) {
-		at->cool = 1;
+		at->verdict = BV_ANSWERED;
 		at->outcome = MO_UNFIT;
 		snprintf(at->reason, sizeof(at->reason),
 		    "answer does not fit: %s", why);

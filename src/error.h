@@ -29,11 +29,30 @@ enum err_code {
 	ERR__MAX
 };
 
+/* Why a 503 was answered, for the metrics (evalgate_unavailable_total):
+ * set by whoever makes the error, counted by the one writer of errors.
+ * A cleared error says EU_OTHER. */
+enum err_unavailable {
+	EU_OTHER = 0,		/* anything else: out of memory */
+	EU_IN_FLIGHT,		/* the backend's in-flight limit */
+	EU_COOLING,		/* every replica cooling down */
+	EU_NO_REPLICA,		/* no replica answered (transport, server),
+				 * or none is configured */
+	EU_UNFIT,		/* a replica answered what does not fit the
+				 * questions, and no other answered */
+	EU_DATABASE,		/* the database is not available: busy,
+				 * full, unreachable */
+	EU_DISABLED,		/* the backend is disabled, or its key
+				 * variable unset */
+	EU__MAX
+};
+
 struct error {
 	enum err_code	 code;
 	char		 message[512];	/* human text, error.message */
 	json_object	*details;	/* owned; NULL is written as {} */
 	long		 retry_after_ms;/* > 0: Retry-After and retry-after-ms */
+	enum err_unavailable unavailable;	/* a 503's reason */
 };
 
 /* Sets e (releasing earlier details) and returns -1, so that callers can

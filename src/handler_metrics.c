@@ -169,6 +169,9 @@ render(struct expo *x, struct metrics_snapshot *s)
 	expo_family(x, "evalgate_db_busy_total", "counter",
 	    "Requests the database refused as busy or locked (503).");
 	expo_sample(x, "evalgate_db_busy_total", NULL, 0, s->sum.db_busy);
+	by_label(x, "evalgate_unavailable_total", "Answers 503, by why.",
+	    "reason", metrics_unavailable_names, s->sum.unavailable, EU__MAX,
+	    1);
 	expo_family(x, "evalgate_workers", "gauge",
 	    "Workers that answered a request in the last minute.");
 	expo_sample(x, "evalgate_workers", NULL, 0, (uint64_t)s->workers);

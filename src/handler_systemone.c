@@ -263,6 +263,7 @@ ask_backend(struct req *r, struct eval *ev, struct error *e)
 		error_set(e, ERR_BACKEND_UNAVAILABLE, NULL,
 		    "the schema's backend is disabled");
 		e->retry_after_ms = 30000;
+		e->unavailable = EU_DISABLED;
 		return -1;
 	}
 	store_read_end(r->store);	/* nothing open during the call */
@@ -290,6 +291,7 @@ build_answers(struct eval *ev, struct error *e)
 			    "backend '%s' gave no usable distribution for "
 			    "'%s'", ev->backend.name, name);
 			e->retry_after_ms = 1000;
+			e->unavailable = EU_UNFIT;
 			return -1;
 		}
 		answer = answer_build(q, ev->ba.dist[i], n,

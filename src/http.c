@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "http.h"
 #include "json_util.h"
+#include "metrics.h"
 #include "settings.h"
 #include "uri.h"
 #include "xalloc.h"
@@ -300,7 +301,7 @@ unheader(struct req *r, const char *name)
 }
 
 void
-http_error(struct req *r, const struct error *e)
+http_error(struct req *r, const struct error *e, json_object *also)
 {
 	/* The fields http_ratelimit() added for an admitted call: a 503
 	 * is given back its charge (README, "Rate limits and quotas": no
@@ -312,6 +313,8 @@ http_error(struct req *r, const struct error *e)
 	long		 ms;
 	size_t		 i;
 
+	if (r->responded)
+		return;
 	if (error_status(e->code) == 503)
 		for (i = 0; i < sizeof(charged) / sizeof(charged[0]); i++)
 			unheader(r, charged[i]);
@@ -321,7 +324,13 @@ http_error(struct req *r, const struct error *e)
 		http_header(r, "Retry-After", "%ld", (ms + 999) / 1000);
 		http_header(r, "retry-after-ms", "%ld", ms);
 	}
+	if (error_status(e->code) == 503)
+		metrics_unavailable(e->unavailable);
 	body = http_error_body(e);
+	if (also != NULL) {
+		json_object_object_foreach(also, k, v)
+			ju_add(body, k, json_object_get(v));
+	}
 	http_json(r, error_status(e->code), body);
 	json_object_put(body);
 }

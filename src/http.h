@@ -99,7 +99,10 @@ int	 http_write(struct req *r, const char *buf, size_t len);
  * a new object the caller puts. */
 json_object *http_error_body(const struct error *e);
 /* Answers with the spec's error format; 429/503 carry Retry-After, and
- * a 503 none of the RateLimit headers added before it. */
-void	 http_error(struct req *r, const struct error *e);
+ * a 503 none of the RateLimit headers added before it, and every 503
+ * is counted by its reason (metrics_unavailable()).  The members of
+ * also (borrowed; NULL: none) are added to the body beside "error":
+ * /health/ready's report. */
+void	 http_error(struct req *r, const struct error *e, json_object *also);
 
 #endif

@@ -28,6 +28,13 @@ const char *const metrics_refusal_names[MR__MAX] = {
 	[MR_RATE] = "rate", [MR_QUOTA] = "quota",
 };
 
+const char *const metrics_unavailable_names[EU__MAX] = {
+	[EU_OTHER] = "other", [EU_IN_FLIGHT] = "in_flight",
+	[EU_COOLING] = "cooling", [EU_NO_REPLICA] = "no_replica",
+	[EU_UNFIT] = "unfit", [EU_DATABASE] = "database",
+	[EU_DISABLED] = "disabled",
+};
+
 const int metrics_status[METRICS_STATUSES] = {
 	200, 201, 204, 400, 401, 403, 404, 405, 409, 413, 422, 429, 500,
 	502, 503, 0
@@ -252,6 +259,18 @@ metrics_db_busy(void)
 
 	if ((c = cells(&locked)) != NULL) {
 		add(&c->db_busy, 1);
+		done(locked);
+	}
+}
+
+void
+metrics_unavailable(enum err_unavailable why)
+{
+	struct metrics_cells	*c;
+	struct shm		*locked;
+
+	if ((c = cells(&locked)) != NULL) {
+		add(&c->unavailable[why < EU__MAX ? why : EU_OTHER], 1);
 		done(locked);
 	}
 }

@@ -10,16 +10,18 @@
  * counted.
  *
  * Label values come from the route table (method, pattern), from fixed
- * lists (status, outcome, reason) and from the catalog (backend and
- * schema names), never from what a client sends.  Backend and schema
- * names get a cell host-wide in order of first use, SHM_METRIC_NAMES of
- * each; past that a name is counted under the label value "other". */
+ * lists (status, outcome, reason; a 503's reason is error.h's) and from
+ * the catalog (backend and schema names), never from what a client
+ * sends.  Backend and schema names get a cell host-wide in order of
+ * first use, SHM_METRIC_NAMES of each; past that a name is counted
+ * under the label value "other". */
 #ifndef EVALGATE_METRICS_H
 #define EVALGATE_METRICS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "shm.h"
 
 #define METRICS_ROUTES		48	/* route rows, the last "none" */
@@ -72,6 +74,7 @@ struct metrics_cells {
 	uint64_t refusals[MR__MAX];
 	uint64_t auth[MA__MAX];
 	uint64_t db_busy;
+	uint64_t unavailable[EU__MAX];
 };
 #define METRICS_HIST_SUM	(METRICS_BUCKETS + 1)	/* index of the sum */
 
@@ -79,6 +82,7 @@ struct metrics_cells {
 extern const char *const metrics_outcome_names[MO__MAX];
 extern const char *const metrics_auth_names[MA__MAX];
 extern const char *const metrics_refusal_names[MR__MAX];
+extern const char *const metrics_unavailable_names[EU__MAX];
 /* The statuses counted by their own label; index METRICS_STATUSES - 1
  * is "other" (0 here). */
 extern const int metrics_status[METRICS_STATUSES];
@@ -110,6 +114,8 @@ void	metrics_outcome(const char *schema);
 void	metrics_refusal(enum metrics_refusal r);
 void	metrics_auth(enum metrics_auth r);
 void	metrics_db_busy(void);
+/* A 503 answered, by its reason (http_error() counts every one). */
+void	metrics_unavailable(enum err_unavailable why);
 
 /* The host's figures: every slot and the retired ones summed, the
  * names of the backend and schema cells, the workers that answered in

@@ -138,7 +138,7 @@ router_dispatch(struct req *r)
 	if (dispatch(r, &found, &e) == -1 || !r->responded) {
 		if (e.code == ERR_NONE)
 			error_set(&e, ERR_INTERNAL, NULL, "no answer");
-		http_error(r, &e);
+		http_error(r, &e, NULL);
 	}
 	store_read_end(r->store);
 	account(r, found, &e);

@@ -42,6 +42,7 @@
 #define SHM_FLIGHTS	64	/* backends whose calls in flight are
 				 * counted (more are walked) */
 #define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
+#define SHM_STREAKS	64	/* replicas whose failures in a row count */
 /* Slots for a pool of workers: the pool, the internal listener's, the
  * console, and processes being replaced while their successors start.
  * A new file holds SHM_SLOTS_DEFAULT, or SHM_SLOTS(workers) for a pool
@@ -161,6 +162,15 @@ int		 shm_probe_claim(struct shm *m, const char *key, int64_t now_ms,
  * in the minute since its count began (this run is counted), else 0. */
 int		 shm_budget_take(struct shm *m, const char *key, int64_t now_ms,
 		    long limit);
+/* Failures in a row: key's count after one more failure (failed) or a
+ * success (!failed: 0); a count whose last failure is period_ms or more
+ * before now_ms starts again from 0.  The least recent count gives way
+ * to a new key.  -1 with no mapping (or its lock unusable): there is no
+ * count.  A success where no failure is counted, the common case, takes
+ * no lock; one that races a failure of another process may leave that
+ * failure counted. */
+long		 shm_streak_add(struct shm *m, const char *key, int failed,
+		    int64_t now_ms, int64_t period_ms);
 
 /* The write-lock queues (design.md section 16, item 9): every process
  * that writes a file of the store waits here for its turn, asleep, and

@@ -50,6 +50,14 @@ struct shm_budget {
 	int64_t		 runs;		/* in it */
 };
 
+/* A replica's failures in a row (shm_streak_add); key and n are also
+ * read without the lock (atomics). */
+struct shm_streak {
+	uint64_t	 key;		/* hash of the replica; 0 free */
+	int64_t		 n;		/* failures in a row */
+	int64_t		 at_ms;		/* the last of them */
+};
+
 /* A table of metric label names: entries below n are set and never
  * change; a new one is written, then n raised (release), under the
  * lock, so that readers without it see whole names. */
@@ -81,6 +89,7 @@ struct shm_file {
 	pthread_mutex_t		 lock;		/* robust, process-shared */
 	struct shm_probe	 probes[SHM_PROBES];
 	struct shm_budget	 budgets[SHM_BUDGETS];
+	struct shm_streak	 streaks[SHM_STREAKS];
 	struct shm_flight	 flights[SHM_FLIGHTS];
 	int64_t			 marks[SHM_MARK__MAX];	/* epoch ms */
 	uint64_t		 counters[SHM_COUNTER__MAX];	/* atomics */

@@ -233,6 +233,9 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 			error_set(e, (enum err_code)r->err_code, NULL, "%s",
 			    r->err_message);
 			e->retry_after_ms = (long)r->err_retry_ms;
+			/* The leader's transaction failed: the database's
+			 * failure, whatever it was. */
+			e->unavailable = EU_DATABASE;
 			state_set(w, REC_FREE);
 			return SHM_GROUP_FAILED;
 		case REC_READY:
@@ -253,6 +256,7 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 				error_set(e, ERR_UNAVAILABLE, NULL, "the database "
 				    "is not available (busy); try again");
 				e->retry_after_ms = 1000;
+				e->unavailable = EU_DATABASE;
 				return SHM_GROUP_FAILED;
 			}
 			check = sleep_on(w, s, s == REC_READY &&

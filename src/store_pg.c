@@ -202,6 +202,7 @@ unavailable(struct error *e, const char *why)
 	error_set(e, ERR_UNAVAILABLE, NULL,
 	    "the database is not available (%s); try again", why);
 	e->retry_after_ms = PG_RETRY_MS;
+	e->unavailable = EU_DATABASE;
 	return -1;
 }
 
@@ -518,6 +519,7 @@ connect_db(struct store *pg, struct error *e)
 		error_set(e, ERR_UNAVAILABLE, NULL,
 		    "cannot connect to PostgreSQL: %s", why);
 		e->retry_after_ms = PG_RETRY_MS;
+		e->unavailable = EU_DATABASE;
 		return -1;
 	}
 	if (pg_run(pg, pg->sync_full ? PG_SYNC_ON : PG_SYNC_OFF, NULL, e,
@@ -528,6 +530,7 @@ connect_db(struct store *pg, struct error *e)
 		    "version %d, want %d: run evalgate-admin init", v,
 		    PG_SCHEMA_VERSION);
 		e->retry_after_ms = PG_RETRY_MS;
+		e->unavailable = EU_DATABASE;
 		goto fail;
 	}
 	return 0;

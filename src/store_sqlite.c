@@ -63,6 +63,7 @@ fail_db(sqlite3 *db, struct error *e, const char *what)
 		error_set(e, ERR_UNAVAILABLE, NULL,
 		    "the database is not available (%s); try again", msg);
 		e->retry_after_ms = 1000;
+		e->unavailable = EU_DATABASE;
 		return -1;
 	default:
 		return error_set(e, ERR_INTERNAL, NULL, "database error");
@@ -719,6 +720,7 @@ store_stmt(struct store *st, enum stmt id, struct error *e)
 		    "available%s; try again", st->ro_fs ?
 		    " (its file system is read-only)" : "");
 		e->retry_after_ms = STORE_RETRY_MS;
+		e->unavailable = EU_DATABASE;
 		return NULL;
 	}
 	if ((unsigned)id >= STMT__MAX || store_sql[id] == NULL) {
@@ -973,6 +975,7 @@ store_queue_enter(struct store *st, int file, struct error *e)
 		error_set(e, ERR_UNAVAILABLE, NULL, "the database is not "
 		    "available (busy); try again");
 		e->retry_after_ms = STORE_RETRY_MS;
+		e->unavailable = EU_DATABASE;
 		return -1;
 	}
 	st->queued[file] = rc == 1;
@@ -1064,6 +1067,7 @@ store_sync(struct store *st, struct error *e)
 	error_set(e, ERR_UNAVAILABLE, NULL,
 	    "the database could not write the change to disk; try again");
 	e->retry_after_ms = STORE_RETRY_MS;
+	e->unavailable = EU_DATABASE;
 	return -1;
 }
 

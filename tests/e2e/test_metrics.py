@@ -1,11 +1,19 @@
 """test_metrics: GET /metrics and the access log over real lighttpd with
 two workers (and Apache with mod_fcgid recycling its workers).
 
-After a known mix of calls (200s from the built-in lexical backend, 401s
-for each way a key fails, 422s, a 429 from the rate limit, 503s from a
-System One upstream answering 500, an outcome report), every counter on
-the internal listener has exactly the expected value, summed over the
-two workers that served them; a worker killed with -9 and replaced loses
+On a fresh gateway every reason of evalgate_unavailable_total is there
+at 0.  After a known mix of calls (200s from the built-in lexical
+backend, 401s for each way a key fails, 422s, a 429 from the rate limit,
+503s from a System One upstream answering 500, the third refused while
+its replica cools down, an outcome report), every counter on the
+internal listener has exactly the expected value, summed over the two
+workers that served them.  Each kind of 503 counts once under its
+reason: a disabled backend (disabled), an answer of the wrong shape
+(unfit), a connection refused (no_replica), a replica resting after two
+of those (cooling), a second call while the only one allowed is in
+flight (in_flight), /health/ready while the cache is write-locked
+(database); the reasons add up to the 503s of evalgate_requests_total.
+A worker killed with -9 and replaced loses
 nothing counted before; the shared-memory file deleted resets the
 figures and breaks nothing.  /metrics is 404 on the public port (as
 /admin/v1 is), needs an administrator's key only with
@@ -17,10 +25,11 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import threading
 import time
 
-from gateway import ApacheGateway, Gateway, TAP, Upstream
+from gateway import ApacheGateway, Gateway, TAP, Upstream, free_port
 
 STATE = "my parcel arrived crushed and I want my money back"
 DEMO = {"refunded": {"type": "noul", "instructions": "refund?"}}
@@ -39,10 +48,14 @@ FAMILIES = {
     "evalgate_abstentions_total": "counter",
     "evalgate_auth_failures_total": "counter",
     "evalgate_db_busy_total": "counter",
+    "evalgate_unavailable_total": "counter",
     "evalgate_workers": "gauge",
     "evalgate_worker_processes": "gauge",
     "evalgate_build_info": "gauge",
 }
+
+REASONS = ("in_flight", "cooling", "no_replica", "unfit", "database",
+           "disabled", "other")
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)')
@@ -103,6 +116,19 @@ def evaluate(g, key, schema="demo"):
                                     "x_schema": {"id": schema}}, key=key)
 
 
+def unavailable(samples):
+    return {r: value(samples, "evalgate_unavailable_total", reason=r)
+            for r in REASONS}
+
+
+def test_fresh(t, g, keys):
+    samples = scrape(g)
+    t.eq(sorted(dict(k[1])["reason"] for k in samples
+                if k[0] == "evalgate_unavailable_total"), sorted(REASONS),
+         "a fresh gateway: every reason of evalgate_unavailable_total")
+    t.eq(unavailable(samples), {r: 0 for r in REASONS}, "each at 0")
+
+
 def test_mix(t, g, keys):
     """The known mix; keys["did"] gets the first decision's id."""
     key, slow = keys["m"], keys["slow"]
@@ -129,8 +155,9 @@ def test_mix(t, g, keys):
              "no questions: 422")
     t.eq([g.get("/v1/models", key=slow).status for _ in range(3)],
          [200, 200, 429], "2 calls a minute: the third is 429")
-    t.eq([evaluate(g, key, "dead").status for _ in range(2)], [503, 503],
-         "a backend answering 500: 503, then 503 at once (cooling down)")
+    t.eq([evaluate(g, key, "dead").status for _ in range(3)],
+         [503, 503, 503], "a backend answering 500: 503 twice (the second "
+         "rests its replica), then 503 at once (cooling down)")
     did = out[0].json()["x_decision_id"]
     t.eq(g.post("/v1/decisions/%s/outcome" % did,
                 {"answers": {"refunded": True}}, key=key).status, 200,
@@ -198,16 +225,18 @@ def test_counters(t, g, keys):
         "db busy": value(samples, "evalgate_db_busy_total"),
         "build_info": value(samples, "evalgate_build_info",
                             version=BUILD_VERSION),
+        "503s": unavailable(samples),
     }
     want = {
-        "200 evaluations": 12, "422 evaluations": 3, "503 evaluations": 2,
+        "200 evaluations": 12, "422 evaluations": 3, "503 evaluations": 3,
         "401 models": 4, "200 models": 2, "429 models": 1, "200 outcome": 1,
-        "evaluation durations": 17, "evaluation +Inf": 17, "lex ok": 12,
-        "failing http_5xx": 1, "failing attempts timed": 1,
+        "evaluation durations": 18, "evaluation +Inf": 18, "lex ok": 12,
+        "failing http_5xx": 2, "failing attempts timed": 2,
         "failing cool-downs": 1, "rate refusals": 1, "quota refusals": 0,
         "demo decisions": 12, "demo outcomes": 1, "missing keys": 1,
         "unknown keys": 2, "malformed keys": 1, "db busy": 0,
         "build_info": 1,
+        "503s": dict({r: 0 for r in REASONS}, no_replica=2, cooling=1),
     }
     t.eq(got, want, "every counter has exactly the expected value")
     other = sorted(k for k in samples if k[0] == req and dict(k[1])["route"]
@@ -260,6 +289,53 @@ def test_public(t, g, keys):
          "another method on the public port: 404 too, not 405")
     t.eq(g.admin_request("POST", "/metrics").status, 405,
          "on the internal listener: 405")
+
+
+def test_unavailable(t, g, keys):
+    """Each kind of 503, once, counted under its reason."""
+    key = keys["m"]
+    before = unavailable(scrape(g))
+    r = evaluate(g, key, "off")
+    t.error_is(r, 503, "backend_unavailable", "a disabled backend: 503")
+    r = evaluate(g, key, "shaped")
+    t.error_is(r, 503, "backend_unavailable", "an answer of the wrong "
+               "shape: 503")
+    statuses = [evaluate(g, key, "refused").status for _ in range(3)]
+    t.eq(statuses, [503] * 3, "connection refused: 503 twice, then 503 "
+         "while the replica rests")
+    out = {}
+
+    def hung():
+        out["r"] = evaluate(g, key, "one")
+
+    th = threading.Thread(target=hung)
+    th.start()
+    time.sleep(1.0)
+    r = evaluate(g, key, "one")
+    th.join(60)
+    t.error_is(r, 503, "backend_unavailable", "a second call while the "
+               "only one allowed is in flight: 503")
+    t.eq(out["r"].status, 503, "the call in flight: 503 at its timeout")
+    db = sqlite3.connect(os.path.join(g.dir, "cache.db"), timeout=5,
+                         isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        time.sleep(0.1)
+        t.eq(g.get("/health/ready").status, 503,
+             "/health/ready while the cache is write-locked: 503")
+    finally:
+        db.execute("ROLLBACK")
+        db.close()
+    samples = scrape(g)
+    after = unavailable(samples)
+    t.eq({r: after[r] - before[r] for r in REASONS},
+         dict({r: 0 for r in REASONS}, disabled=1, unfit=1, no_replica=3,
+              cooling=1, in_flight=1, database=1),
+         "each 503 counted once, under its reason")
+    t.eq(sum(after.values()), sum(v for k, v in samples.items()
+                                  if k[0] == "evalgate_requests_total" and
+                                  dict(k[1])["status"] == "503"),
+         "the reasons add up to the 503s answered")
 
 
 def test_kill9(t, g, keys):
@@ -371,14 +447,28 @@ def main():
     BUILD_VERSION = build_version()
     t = TAP()
     up = Upstream(mode="error500")
+    shaped = Upstream(mode="wrong_shape")
+    hanging = Upstream(mode="hang")
     g = Gateway(workers=2, env={"SERVICE_WORKERS": "2",
                                 "SERVICE_ACCESS_LOG": "1"})
     try:
         g.admin("backend", "add", "lex", "--kind", "lexical")
         g.admin("backend", "add", "failing", "--kind", "systemone",
                 "--url", up.url)
+        g.admin("backend", "add", "lexoff", "--kind", "lexical")
+        g.admin("backend", "add", "shapeless", "--kind", "systemone",
+                "--url", shaped.url)
+        g.admin("backend", "add", "closed", "--kind", "systemone",
+                "--url", "http://127.0.0.1:%d" % free_port())
+        g.admin("backend", "add", "narrow", "--kind", "systemone",
+                "--url", hanging.url, "--timeout-ms", "3000",
+                "--max-in-flight", "1")
         for name, questions, backend in (("demo", DEMO, "lex"),
-                                         ("dead", DEAD, "failing")):
+                                         ("dead", DEAD, "failing"),
+                                         ("off", DEAD, "lexoff"),
+                                         ("shaped", DEAD, "shapeless"),
+                                         ("refused", DEAD, "closed"),
+                                         ("one", DEAD, "narrow")):
             path = os.path.join(g.dir, name + ".json")
             with open(path, "w") as f:
                 json.dump(questions, f)
@@ -389,14 +479,19 @@ def main():
                 "root": g.new_key("root", "--admin")}
         for app in ("m", "slow"):
             g.admin("grant", app, "demo")
-        g.admin("grant", "m", "dead")
+        for schema in ("dead", "off", "shaped", "refused", "one"):
+            g.admin("grant", "m", schema)
+        g.admin("backend", "disable", "lexoff")
         g.start()
-        t.run([test_mix, test_counters, test_public, test_kill9,
-               test_deleted, test_key_required], g, keys)
+        t.run([test_fresh, test_mix, test_counters, test_public,
+               test_unavailable, test_kill9, test_deleted,
+               test_key_required], g, keys)
         t.stop_clean(g)
     finally:
         g.cleanup()
         up.stop()
+        shaped.stop()
+        hanging.stop()
     t.run([test_apache])
     return t.done()
 

@@ -20,7 +20,10 @@ What is proven:
   logprobs, labels missing, label mass 0.3, garbage JSON): 503
   backend_unavailable with Retry-After; slow within the timeout and
   spaced, mixed-case label tokens: 200; failover from a failing first
-  replica to a fitting second;
+  replica to a fitting second; one reply that does not fit (no logprobs,
+  labels missing, label mass 0.3, garbage JSON) fails its own evaluation
+  only: the next call to the same only replica is a 200, and no
+  cool-down is written;
 - refusals, console (exit 1) and /admin/v1 (422): a choice question with
   more options than --max-options at schema publish (naming the question
   and the limit), --max-options outside 2..26, --extra-json overriding a
@@ -461,6 +464,23 @@ def test_usable_faults(t, g, key, ff):
          "spaced_mixed_case: no bare label token was sent")
 
 
+def test_unfit_once(t, g, key, ff):
+    g.clear_cooldowns()
+    for mode in ("no_logprobs", "labels_missing", "low_mass", "garbage"):
+        ff.reset()
+        ff.control(mode=mode, times=1)
+        r = evaluate(g, key, "fq", "unfit once")
+        t.error_is(r, 503, "backend_unavailable", "one reply in %s: 503"
+                   % mode)
+        r = evaluate(g, key, "fq", "unfit once")
+        t.eq(r.status, 200, "%s once: the next call to the same only "
+             "replica is answered" % mode)
+        rows = g.sql("SELECT until_ms FROM cooldowns WHERE url = ?",
+                     (ff.url,), cache=True)
+        t.ok(not rows or rows[0][0] <= time.time() * 1000,
+             "%s once: the replica does not rest" % mode, rows)
+
+
 def test_failover(t, g, key, fa, fb):
     want = renorm([0.6, 0.3])
     for mode in ("error500", "low_mass", "garbage"):
@@ -705,7 +725,8 @@ def main():
             t.run([test_distribution], g, key, fa, body)
             t.run([test_temperature, test_plain_request], g, key, fa)
             t.run([test_models], g, key)
-            t.run([test_faults, test_usable_faults], g, key, ff)
+            t.run([test_faults, test_usable_faults, test_unfit_once], g,
+                  key, ff)
             t.run([test_failover], g, key, fa, fb)
             t.run([test_unset_auth_env], g, key, fa)
             t.run([test_publish_limit], g, admin_key)

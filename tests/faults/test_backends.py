@@ -24,6 +24,19 @@ when the gateway stops, no sanitizer has reported anything.  Answers that
 are odd but usable (invalid UTF-8 in members the gateway ignores, extra
 options, unnormalised probabilities) are a 200 whose body is valid UTF-8
 and names only the question's options.
+
+A replica rests only after 2 failures in a row of its transport or its
+server, host-wide; an answer that does not fit fails only its own
+evaluation.  Through a backend whose one replica is a fake upstream:
+
+- one answer of the wrong shape: that call is a 503, and the next call
+  to the same backend (the upstream answering well again) is a 200;
+- one 500, then a success: no cool-down (the next call is a 200 that
+  reached the upstream, the log says "failure 1 of 2"); one more 500
+  after that success starts the count again: still no cool-down;
+- two 500s in a row: the second cools the replica ("cooling down 30
+  s"), and the next call is a 503 at once with Retry-After, without a
+  request reaching the upstream.
 """
 
 import json
@@ -165,9 +178,68 @@ def check_fault(t, g, key, name, schema, pid):
     t.eq(g.worker_pids(), [pid], "%s: by the same worker process" % name)
 
 
+def resting(g, url):
+    """Whether the cache holds a cool-down of url that is not over."""
+    rows = g.sql("SELECT until_ms FROM cooldowns WHERE url = ?", (url,),
+                 cache=True)
+    return bool(rows) and rows[0][0] > time.time() * 1000
+
+
+def test_unfit_once(t, g, key, up):
+    up.reset()
+    up.control(mode="wrong_shape", times=1)
+    r, _ = evaluate(g, key, "lone")
+    t.error_is(r, 503, "backend_unavailable", "one answer of the wrong "
+               "shape: 503")
+    r, _ = evaluate(g, key, "lone")
+    t.eq(r.status, 200, "the next call to the same only replica: 200 (an "
+         "answer that does not fit does not rest the replica)")
+    t.eq(len(up.requests()), 2, "both calls reached the upstream")
+    t.ok(not resting(g, up.url), "no cool-down was written")
+
+
+def test_one_failure(t, g, key, up):
+    for turn in ("one 500", "one more 500 after a success"):
+        up.reset()
+        up.control(mode="error500", times=1)
+        r, _ = evaluate(g, key, "lone")
+        t.error_is(r, 503, "backend_unavailable", "%s: 503" % turn)
+        t.ok(not resting(g, up.url), "%s: the replica does not rest" % turn)
+        r, _ = evaluate(g, key, "lone")
+        t.eq(r.status, 200, "%s, then the next call: 200" % turn)
+        t.eq(len(up.requests()), 2, "%s: both calls reached the upstream"
+             % turn)
+    t.ok("(failure 1 of 2)" in g.log(), "the log counts the failure "
+         "(failure 1 of 2)")
+
+
+def test_two_failures(t, g, key, up):
+    up.reset()
+    up.control(mode="error500")
+    first, _ = evaluate(g, key, "lone")
+    second, _ = evaluate(g, key, "lone")
+    t.eq((first.status, second.status), (503, 503), "two 500s in a row: "
+         "503 twice")
+    t.eq(len(up.requests()), 2, "both reached the upstream")
+    t.ok(resting(g, up.url), "the second cools the replica")
+    t.ok("(cooling down 30 s)" in g.log(), "the log says it "
+         "(cooling down 30 s)")
+    r, took = evaluate(g, key, "lone")
+    if t.error_is(r, 503, "backend_unavailable", "the next call: 503"):
+        t.ok("cooling down" in r.json()["error"]["message"],
+             "the next call: refused as cooling down", r.json())
+        ra = int(r.headers.get("retry-after", "0"))
+        t.ok(1 <= ra <= 30, "the next call: Retry-After %d s, the time "
+             "left of the cool-down" % ra, r.headers)
+    t.ok(took < 1.0, "the next call: answered at once (%.2f s)" % took)
+    t.eq(len(up.requests()), 2, "the next call reached no upstream")
+    up.control(mode="ok")
+    g.clear_cooldowns()
+
+
 def main():
     t = TAP()
-    good, bad = Upstream(), Upstream()
+    good, bad, flaky = Upstream(), Upstream(), Upstream()
     port, held = never_accepting()
     g = Gateway(workers=1)
     try:
@@ -181,7 +253,9 @@ def main():
           "--timeout-ms", str(TIMEOUT_MS))
         a("backend", "add", "closed", "--kind", "systemone", "--url",
           "http://127.0.0.1:%d" % port, "--timeout-ms", str(TIMEOUT_MS))
-        for schema in ("good", "bad", "closed"):
+        a("backend", "add", "lone", "--kind", "systemone", "--url",
+          flaky.url, "--timeout-ms", str(TIMEOUT_MS))
+        for schema in ("good", "bad", "closed", "lone"):
             a("schema", "publish", schema, "--questions", qfile,
               "--backend", schema)
             a("grant", "client", schema)
@@ -222,11 +296,14 @@ def main():
         log = g.log()
         t.ok("answer too large" in log, "the size cap is what stopped the "
              "huge answers (logged)")
+        t.run([test_unfit_once, test_one_failure, test_two_failures], g,
+              key, flaky)
         t.stop_clean(g)
     finally:
         g.cleanup()
         good.stop()
         bad.stop()
+        flaky.stop()
         for s in held:
             s.close()
     return t.done()

@@ -742,6 +742,28 @@ main(void)
 	ok(shm_budget_take(m, "abcd1234", 65000, 10) == 1,
 	    "a minute later, a new budget");
 
+	/* Failures in a row. */
+	ok(shm_streak_add(m, "http://a", 1, 1000, 30000) == 1 &&
+	    shm_streak_add(m, "http://a", 1, 2000, 30000) == 2,
+	    "failures in a row count 1, 2");
+	ok(shm_streak_add(m, "http://b", 1, 2000, 30000) == 1,
+	    "another replica has its own count");
+	ok(shm_streak_add(m, "http://a", 0, 3000, 30000) == 0 &&
+	    shm_streak_add(m, "http://a", 1, 4000, 30000) == 1,
+	    "a success ends the count");
+	ok(shm_streak_add(m, "http://b", 1, 32000, 30000) == 1,
+	    "a failure a period after the last starts a new count");
+	ok(shm_streak_add(m, "http://c", 0, 5000, 30000) == 0,
+	    "a success of a replica never counted: 0");
+	ok(shm_streak_add(NULL, "http://a", 1, 1000, 30000) == -1,
+	    "no mapping: no count");
+	for (i = 0; i <= SHM_STREAKS; i++) {
+		snprintf(other, sizeof(other), "http://e%d", i);
+		shm_streak_add(m, other, 1, 40000 + i, 30000);
+	}
+	ok(shm_streak_add(m, other, 1, 41000, 30000) == 2,
+	    "a full table: the least recent count gives way to a new one");
+
 	/* The write-lock queues. */
 	ok(shm_queue_enter(m, SHM_QUEUE_DB, 100) == 1 &&
 	    shm_queue_enter(m, SHM_QUEUE_CACHE, 100) == 1,
