@@ -115,6 +115,9 @@ main(void)
 		error_clear(&e);
 	}
 	shm_set_host(shm);
+	if (shm != NULL && shm_guard() == -1)
+		log_warn("shared memory: cannot catch SIGBUS; a file cut "
+		    "short under the workers will stop them");
 	if (settings.cpu_affinity && shm_spread(shm) == -1)
 		log_warn("SERVICE_CPU_AFFINITY: cannot keep to one CPU, "
 		    "runs on any");

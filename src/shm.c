@@ -14,8 +14,11 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/futex.h>
 
 #include "clock.h"
 #include "shm.h"
@@ -24,6 +27,7 @@
 
 #define SHM_TRIES	8		/* files replaced under us in a row */
 #define SHM_RECOUNT_MS	100		/* a full backend's owners asked */
+#define SHM_LOCK_WAIT_MS 2000		/* the mutex: longer is a broken one */
 
 static struct shm	*host;		/* the process's mapping, or NULL */
 
@@ -69,7 +73,7 @@ shm_owner_alive(const struct shm_worker *w)
 /* Sets up the file's header and mutexes, magic last.  The queues check
  * their owner: a process that asked twice is told, not deadlocked. */
 static int
-setup(struct shm_file *f, size_t nslots)
+setup(struct shm_file *f, size_t nslots, const struct stat *sb)
 {
 	pthread_mutexattr_t	a;
 	size_t			i;
@@ -81,6 +85,8 @@ setup(struct shm_file *f, size_t nslots)
 	memset(f, 0, sizeof(*f));
 	f->version = SHM_VERSION;
 	f->nslots = nslots;
+	f->dev = (uint64_t)sb->st_dev;
+	f->ino = (uint64_t)sb->st_ino;
 	/* Run ids unlike those of a file this one replaces. */
 	if (getrandom(&f->counters[SHM_COUNTER_CATALOG_RUNS],
 	    sizeof(f->counters[0]), GRND_NONBLOCK) != sizeof(f->counters[0]))
@@ -112,6 +118,21 @@ unmap(struct shm *m)
 	m->f = NULL;
 	m->fd = -1;
 	m->self = NULL;
+	m->nslots = 0;
+	m->lost = 0;
+}
+
+/* Whether the header of the file f maps (size bytes, the file sb) is
+ * one this program set up for that very file: its layout, a slot
+ * count that fits its size, and the file it was made as (a copy of
+ * the file, put in its place, names pids and leads of another). */
+static int
+header_ok(const struct shm_file *f, size_t size, const struct stat *sb)
+{
+	return f->magic == SHM_MAGIC && f->version == SHM_VERSION &&
+	    f->nslots > 0 && f->nslots <= SHM_SLOTS_MAX &&
+	    FILE_SIZE(f->nslots) == size && f->dev == (uint64_t)sb->st_dev &&
+	    f->ino == (uint64_t)sb->st_ino;
 }
 
 /* One try at mapping the file at m->path: 1 done, 0 try again (the file
@@ -153,25 +174,28 @@ map_once(struct shm *m, struct error *e)
 		goto fail;
 	}
 	what = "map";
-	if (size < sizeof(struct shm_file) || (m->f = mmap(NULL, size,
+	if (size >= sizeof(struct shm_file) && (m->f = mmap(NULL, size,
 	    PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0)) == MAP_FAILED) {
 		m->f = NULL;
 		goto fail;
 	}
 	m->size = size;
-	if (m->f->magic == SHM_MAGIC && (m->f->version != SHM_VERSION ||
-	    m->f->nslots > size || FILE_SIZE(m->f->nslots) != size)) {
+	/* Set up, but not by us for this file (another layout, cut short,
+	 * scribbled on, copied here): a new file. */
+	if (m->f == NULL || (m->f->magic == SHM_MAGIC &&
+	    !header_ok(m->f, size, &sb))) {
 		if (m->join) {		/* the workers' is of another layout */
 			errno = EPROTO;
 			goto fail;
 		}
-		unlink(m->path);	/* another layout: a new file */
+		unlink(m->path);
 		unmap(m);
 		return 0;
 	}
 	what = "set up";
-	if (m->f->magic != SHM_MAGIC && setup(m->f, m->want) == -1)
+	if (m->f->magic != SHM_MAGIC && setup(m->f, m->want, &sb) == -1)
 		goto fail;
+	m->nslots = (size_t)m->f->nslots;
 	flock(m->fd, LOCK_UN);
 	m->dev = sb.st_dev;
 	m->ino = sb.st_ino;
@@ -185,20 +209,20 @@ fail:
 
 /* Slot i's metrics; i == nslots: the retired figures. */
 static struct shm_metrics *
-metrics_of(struct shm_file *f, size_t i)
+metrics_of(const struct shm *m, size_t i)
 {
-	return (struct shm_metrics *)(void *)((char *)f +
-	    METRICS_OFFSET(f->nslots)) + i;
+	return (struct shm_metrics *)(void *)((char *)m->f +
+	    METRICS_OFFSET(m->nslots)) + i;
 }
 
 /* Under the lock: adds slot i's figures to the retired ones and empties
  * it, before its new owner counts there.  A holder killed half way
  * loses or counts twice at most the one cell it was folding. */
 static void
-fold(struct shm_file *f, size_t i)
+fold(struct shm *m, size_t i)
 {
-	struct shm_metrics	*from = metrics_of(f, i);
-	struct shm_metrics	*to = metrics_of(f, f->nslots);
+	struct shm_metrics	*from = metrics_of(m, i);
+	struct shm_metrics	*to = metrics_of(m, m->nslots);
 	uint64_t		 v;
 	size_t			 c;
 
@@ -223,13 +247,13 @@ free_slot(struct shm *m)
 	w = shm_slots(m, &n);
 	for (i = 0; i < n && w[i].pid != 0; i++)
 		;
-	if (i == n && n < m->f->nslots)
+	if (i == n && n < m->nslots)
 		__atomic_store_n(&m->f->high, (uint32_t)(n + 1),
 		    __ATOMIC_RELEASE);
 	else if (i == n && shm_reap(m) > 0)
 		for (i = 0; i < n && w[i].pid != 0; i++)
 			;
-	return i < m->f->nslots ? i : (size_t)m->f->nslots;
+	return i < m->nslots ? i : m->nslots;
 }
 
 /* Under the lock: slot w is empty, its owner (a worker's counted) gone. */
@@ -254,9 +278,9 @@ claim(struct shm *m)
 
 	if (shm_lock(m) == -1)
 		return;
-	if ((i = free_slot(m)) < m->f->nslots) {
+	if ((i = free_slot(m)) < m->nslots) {
 		w = &m->f->slots[i];
-		fold(m->f, i);
+		fold(m, i);
 		w->backend_id = 0;
 		w->since_ms = 0;
 		w->serving = 0;
@@ -405,7 +429,7 @@ reap_due(struct shm *m)
 		return;			/* another process does it */
 	n = __atomic_load_n(&m->f->high, __ATOMIC_ACQUIRE);
 	w = m->f->slots;
-	for (i = 0; i < n && i < m->f->nslots; i++) {
+	for (i = 0; i < n && i < m->nslots; i++) {
 		seen.pid = __atomic_load_n(&w[i].pid, __ATOMIC_RELAXED);
 		seen.started = __atomic_load_n(&w[i].started,
 		    __ATOMIC_RELAXED);
@@ -418,6 +442,25 @@ reap_due(struct shm *m)
 	}
 }
 
+/* Between requests this process holds no mutex of the mapping, so any
+ * left on its list of robust mutexes (which the kernel reads at exit,
+ * and the next lock of one writes through) is one whose memory went
+ * under it: scribbled on while held (its unlock then failed), or in a
+ * mapping lost or about to be unmapped.  The list is emptied, as a new
+ * thread has it, so that it never names memory that is gone. */
+static void
+forget_robust(void)
+{
+	struct robust_list_head	*head;
+	size_t			 len;
+
+	if (syscall(SYS_get_robust_list, 0, &head, &len) == 0 &&
+	    head != NULL && head->list.next != &head->list) {
+		head->list_op_pending = NULL;
+		head->list.next = &head->list;
+	}
+}
+
 int
 shm_maintain(struct shm *m)
 {
@@ -425,33 +468,100 @@ shm_maintain(struct shm *m)
 	struct shm	 fresh;
 	struct error	 e = { 0 };
 
-	if (m->f != NULL && stat(m->path, &sb) == 0 && sb.st_dev == m->dev &&
-	    sb.st_ino == m->ino) {
-		reap_due(m);
-		return 0;
+	if (m->f != NULL && !m->lost && stat(m->path, &sb) == 0 &&
+	    sb.st_dev == m->dev && sb.st_ino == m->ino) {
+		if ((size_t)sb.st_size == m->size &&
+		    header_ok(m->f, m->size, &sb) && m->f->nslots == m->nslots) {
+			reap_due(m);
+			return 0;
+		}
+		/* Cut short, grown or scribbled on in place: nobody is to
+		 * use it any more, and everyone maps a new one.  Our slot
+		 * in it is left as it is: touching it may fault. */
+		unlink(m->path);
+		m->self = NULL;
 	}
 	fresh = *m;
 	fresh.fd = -1;
 	fresh.f = NULL;
 	fresh.self = NULL;
+	fresh.nslots = 0;
+	fresh.lost = 0;
 	if (map_file(&fresh, &e) == -1) {
 		error_clear(&e);
 		return -1;
 	}
-	release(m);
+	if (!m->lost)		/* else our slot is private zeroes */
+		release(m);
+	forget_robust();
 	unmap(m);
 	*m = fresh;
 	return 0;
 }
 
+/* SIGBUS in the host's mapping: the file was cut short under it.  The
+ * pages are replaced with private zeroes, so that the access that
+ * faulted, and any until the next shm_maintain, completes on memory
+ * that counts for nobody, and the handle is marked lost, to be mapped
+ * anew between requests.  A SIGBUS anywhere else is what it was. */
+static void
+on_sigbus(int sig, siginfo_t *si, void *ctx)
+{
+	struct shm	*m = host;
+	char		*at = si->si_addr;
+
+	(void)ctx;
+	if (m != NULL && m->f != NULL && at >= (char *)m->f &&
+	    at < (char *)m->f + m->size && mmap(m->f, m->size,
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+	    -1, 0) != MAP_FAILED) {
+		m->lost = 1;	/* its slot too is private zeroes now */
+		return;
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int
+shm_guard(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGBUS, &sa, NULL);
+}
+
+/* The realtime clock ms from now, as pthread_mutex_timedlock takes it. */
+static struct timespec
+deadline(int64_t ms)
+{
+	struct timespec	until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(ms / 1000);
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	return until;
+}
+
 int
 shm_lock(struct shm *m)
 {
-	int rc;
+	struct timespec	until;
+	int		rc;
 
-	if (m == NULL || m->f == NULL)
+	if (m == NULL || m->f == NULL || m->lost)
 		return -1;
-	rc = pthread_mutex_lock(&m->f->lock);
+	/* Held for microseconds: one not had in SHM_LOCK_WAIT_MS is a
+	 * lock word scribbled on, which would hold every process. */
+	until = deadline(SHM_LOCK_WAIT_MS);
+	rc = pthread_mutex_timedlock(&m->f->lock, &until);
 	if (rc == EOWNERDEAD)	/* its holder died: what it held is ours */
 		rc = pthread_mutex_consistent(&m->f->lock);
 	if (rc != 0) {
@@ -477,8 +587,8 @@ struct shm_worker *
 shm_slots(struct shm *m, size_t *n)
 {
 	*n = __atomic_load_n(&m->f->high, __ATOMIC_ACQUIRE);
-	if (*n > m->f->nslots)		/* never, in a file we set up */
-		*n = (size_t)m->f->nslots;
+	if (*n > m->nslots)		/* a header scribbled on */
+		*n = m->nslots;
 	return m->f->slots;
 }
 
@@ -774,16 +884,10 @@ shm_queue_enter(struct shm *m, enum shm_queue q, int64_t wait_ms)
 	struct timespec	 until;
 	int		 rc;
 
-	if (m == NULL || m->f == NULL || q >= SHM_QUEUE__MAX)
+	if (m == NULL || m->f == NULL || m->lost || q >= SHM_QUEUE__MAX)
 		return 0;
 	mx = &m->f->queues[q];
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)(wait_ms / 1000);
-	until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = deadline(wait_ms);
 	queued(m, 1);
 	rc = pthread_mutex_timedlock(mx, &until);
 	if (rc == EOWNERDEAD)	/* its holder died in its transaction */
@@ -917,19 +1021,19 @@ shm_metrics_self(struct shm *m)
 {
 	if (m == NULL || m->f == NULL || m->self == NULL)
 		return NULL;
-	return metrics_of(m->f, (size_t)(m->self - m->f->slots));
+	return metrics_of(m, (size_t)(m->self - m->f->slots));
 }
 
 struct shm_metrics *
 shm_metrics_retired(struct shm *m)
 {
-	return metrics_of(m->f, m->f->nslots);
+	return metrics_of(m, m->nslots);
 }
 
 struct shm_metrics *
 shm_metrics_at(struct shm *m, size_t i)
 {
-	return metrics_of(m->f, i < m->f->nslots ? i : m->f->nslots);
+	return metrics_of(m, i < m->nslots ? i : m->nslots);
 }
 
 int

@@ -98,10 +98,18 @@ struct shm	*shm_join(const char *path, struct error *e);
  * The CPU, or -1 when it cannot (no mapping or slot, or the kernel
  * refused): the process then runs where the kernel puts it. */
 int		 shm_spread(struct shm *m);
+/* Keeps a worker alive when the file it maps is cut short under it (a
+ * truncate, a full disk): a SIGBUS in the mapping of shm_host() gives
+ * it private zeroes until the next shm_maintain maps a new file.  0, or
+ * -1 when the handler cannot be set. */
+int		 shm_guard(void);
 /* Frees this process's slot and unmaps.  NULL is fine. */
 void		 shm_detach(struct shm *m);
-/* Between requests: maps the file anew if it was unlinked or replaced
- * (another inode at the path), as the cache is, and, once every
+/* Between requests (holding no lock or queue of the mapping): maps the
+ * file anew if it was unlinked or replaced
+ * (another inode at the path), as the cache is, or cut short, grown or
+ * scribbled on in place (its size or header not what it was: that file
+ * is unlinked, for everyone to map a new one), and, once every
  * SHM_REAP_MS on the host, frees the slots whose owner is gone.  0, or
  * -1 when the new one cannot be mapped (the old mapping stays in
  * use). */

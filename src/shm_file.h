@@ -5,6 +5,7 @@
 #define EVALGATE_SHM_FILE_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -76,6 +77,11 @@ struct shm_file {
 	uint32_t		 magic;
 	uint32_t		 version;	/* SHM_VERSION */
 	uint64_t		 nslots;
+	uint64_t		 dev;		/* the file it was made as: a */
+	uint64_t		 ino;		/* copy (a restore, rsync) is
+						 * not that file, and its
+						 * pids and leads are not
+						 * this host's: made anew */
 	uint32_t		 high;		/* slots ever taken: every look
 						 * over the slots stops here,
 						 * so that the pages of slots
@@ -136,6 +142,8 @@ struct shm_record {
 	(nslots) * sizeof(uint32_t) + 4095) & ~(size_t)4095)
 #define FILE_SIZE(nslots)	(RECORDS_OFFSET(nslots) + \
 	(nslots) * (size_t)SHM_RECORD_SIZE)
+#define SHM_SLOTS_MAX		SHM_SLOTS(100000)	/* SERVICE_WORKERS'
+							 * bound */
 
 struct shm {
 	char			 path[4096];
@@ -147,6 +155,16 @@ struct shm {
 	ino_t			 ino;
 	struct shm_file		*f;		/* owned: the mapping */
 	size_t			 size;		/* bytes mapped */
+	size_t			 nslots;	/* its slots, as checked when it
+						 * was mapped: every offset in
+						 * it is computed from this,
+						 * never from the file's header
+						 * (which anyone may scribble
+						 * on) */
+	volatile sig_atomic_t	 lost;		/* the file shrank under us:
+						 * the mapping is private zeroes
+						 * now (shm_guard), to be
+						 * mapped anew */
 	struct shm_worker	*self;		/* in f; NULL: no slot */
 	uint64_t		 started;	/* this process's start time */
 	int			 cpu;		/* shm_spread(): the CPU it

@@ -50,17 +50,17 @@ static const uint32_t finished[] = {
 };
 
 static struct shm_record *
-record(struct shm_file *f, size_t i)
+record(const struct shm *m, size_t i)
 {
-	return (struct shm_record *)(void *)((char *)f +
-	    RECORDS_OFFSET(f->nslots) + i * (size_t)SHM_RECORD_SIZE);
+	return (struct shm_record *)(void *)((char *)m->f +
+	    RECORDS_OFFSET(m->nslots) + i * (size_t)SHM_RECORD_SIZE);
 }
 
 /* Slot i's record state: the word its owner sleeps on. */
 static uint32_t *
-state_word(struct shm_file *f, size_t i)
+state_word(const struct shm *m, size_t i)
 {
-	return (uint32_t *)(void *)((char *)f + STATES_OFFSET(f->nslots)) +
+	return (uint32_t *)(void *)((char *)m->f + STATES_OFFSET(m->nslots)) +
 	    i;
 }
 
@@ -179,8 +179,8 @@ shm_group_buffer(struct shm *m, size_t *size)
 
 	if (m == NULL || m->f == NULL || m->self == NULL)
 		return NULL;
-	r = record(m->f, self_index(m));
-	w = state_word(m->f, self_index(m));
+	r = record(m, self_index(m));
+	w = state_word(m, self_index(m));
 	/* What the slot's last owner left: a record still taken by a live
 	 * leader is waited for, a while; the rest is forgotten. */
 	for (tries = 0; (s = state_of(w)) != REC_FREE; tries++) {
@@ -199,8 +199,8 @@ enum shm_group
 shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
     struct error *e)
 {
-	struct shm_record	*r = record(m->f, self_index(m));
-	uint32_t		*w = state_word(m->f, self_index(m)), s;
+	struct shm_record	*r = record(m, self_index(m));
+	uint32_t		*w = state_word(m, self_index(m)), s;
 	int64_t			 until = clock_mono_us() + wait_ms * 1000, left;
 	int			 check = 0;	/* a sleep ran its time out:
 						 * look whether the leader
@@ -271,7 +271,10 @@ shm_group_submit(struct shm *m, size_t len, int64_t wait_ms, int *written,
 				check = sleep_on(w, s, SHM_GROUP_CHECK_MS);
 			break;
 		default:
-			*written = 0;
+			/* Not a state of ours: the record's memory went
+			 * under us (the file cut short, shm_guard), perhaps
+			 * after a leader took it: look before writing. */
+			*written = 1;
 			return SHM_GROUP_ALONE;
 		}
 	}
@@ -287,11 +290,11 @@ next_waiting(struct shm *m, uint32_t a, uint32_t b)
 
 	for (k = 0; k < n; k++) {
 		i = (m->cursor + k) % n;
-		if (i != self && ((s = state_of(state_word(m->f, i))) == a ||
+		if (i != self && ((s = state_of(state_word(m, i))) == a ||
 		    s == b))
 			return i;
 	}
-	return (size_t)m->f->nslots;
+	return (size_t)m->nslots;
 }
 
 int
@@ -302,9 +305,9 @@ shm_group_take(struct shm *m, const void **data, size_t *len, int *written)
 	uint32_t		*w, s;
 
 	while (m->taken < SHM_GROUP_MAX && (i = next_waiting(m, REC_READY,
-	    REC_ORPHAN)) < m->f->nslots) {
-		r = record(m->f, i);
-		w = state_word(m->f, i);
+	    REC_ORPHAN)) < m->nslots) {
+		r = record(m, i);
+		w = state_word(m, i);
 		s = state_of(w);
 		__atomic_store_n(&r->taker, my_token(m), __ATOMIC_RELAXED);
 		if ((s != REC_READY && s != REC_ORPHAN) ||
@@ -338,7 +341,7 @@ pending(struct shm *m, size_t i)
 	return pid != 0 && __atomic_load_n(&w->serving, __ATOMIC_RELAXED) &&
 	    __atomic_load_n(&w->backend_id, __ATOMIC_RELAXED) == 0 &&
 	    !__atomic_load_n(&w->queued, __ATOMIC_RELAXED) &&
-	    state_of(state_word(m->f, i)) == REC_FREE &&
+	    state_of(state_word(m, i)) == REC_FREE &&
 	    !(kill(pid, 0) == -1 && errno == ESRCH);
 }
 
@@ -357,7 +360,7 @@ shm_group_await(struct shm *m, int64_t until_us)
 	for (i = 0; i < n && (i == self || !pending(m, i)); i++)
 		;
 	if (i < n && next_waiting(m, REC_READY, REC_ORPHAN) ==
-	    (size_t)m->f->nslots)
+	    (size_t)m->nslots)
 		futex_sleep(&m->f->group_submits, seen, left);
 	__atomic_store_n(&m->f->group_awaiting, 0, __ATOMIC_RELAXED);
 	return i < n;
@@ -384,9 +387,9 @@ shm_group_leave(struct shm *m)
 		/* Hand it to an owner waiting: it begins the next
 		 * transaction while ours syncs. */
 		if ((i = next_waiting(m, REC_READY, REC_READY)) <
-		    m->f->nslots) {
+		    m->nslots) {
 			w = &m->f->slots[i];
-			s = state_word(m->f, i);
+			s = state_word(m, i);
 			to = token(w->pid, w->started);
 			__atomic_store_n(&m->f->group_leader, to,
 			    __ATOMIC_RELEASE);
@@ -404,7 +407,7 @@ shm_group_leave(struct shm *m)
 		__atomic_store_n(&m->f->group_leader, 0, __ATOMIC_RELEASE);
 		/* An owner that found us leading just before may sleep
 		 * until we look again. */
-		if (next_waiting(m, REC_READY, REC_READY) == m->f->nslots ||
+		if (next_waiting(m, REC_READY, REC_READY) == m->nslots ||
 		    !lead_claim(m, 0))
 			return;
 	}
@@ -414,8 +417,8 @@ void
 shm_group_finish(struct shm *m, int h, enum shm_group how,
     const struct error *e)
 {
-	struct shm_record	*r = record(m->f, (size_t)h);
-	uint32_t		*w = state_word(m->f, (size_t)h);
+	struct shm_record	*r = record(m, (size_t)h);
+	uint32_t		*w = state_word(m, (size_t)h);
 
 	if (how == SHM_GROUP_FAILED) {
 		r->err_code = (int32_t)e->code;

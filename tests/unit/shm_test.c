@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "shm.h"
+#include "shm_file.h"
 #include "tap.h"
 
 static char path[256];
@@ -607,6 +608,119 @@ test_spread(void)
 	unlink(path);
 }
 
+/* Writes len bytes of value v at off into the file at path. */
+static void
+scribble(off_t off, int v, size_t len)
+{
+	char	buf[256];
+	FILE	*f = fopen(path, "r+");
+
+	memset(buf, v, sizeof(buf));
+	if (f == NULL || fseeko(f, off, SEEK_SET) != 0 ||
+	    fwrite(buf, 1, len < sizeof(buf) ? len : sizeof(buf), f) == 0)
+		abort();
+	fclose(f);
+}
+
+/* Marks the file m maps (a metrics cell of its slot), so that anew()
+ * tells a file made since (the inode number may be given again). */
+static void
+mark(struct shm *m)
+{
+	shm_metrics_self(m)->cell[3] = 1;
+}
+
+static int
+anew(struct shm *m)
+{
+	return shm_metrics_self(m) != NULL &&
+	    shm_metrics_self(m)->cell[3] == 0 && taken(m) == 1 &&
+	    shm_workers(m) == 1;
+}
+
+/* The file damaged in place or replaced under a process that maps it:
+ * a copy put in its place (a restore, an rsync) is not reused, a file
+ * cut short (to nothing, to one page with its header whole) neither,
+ * and a process touching its mapping when it was cut short lives on
+ * (shm_guard); a lock word scribbled on costs a bounded wait, a slot
+ * count scribbled on is never used; each time the file is made anew. */
+static void
+test_damage(void)
+{
+	struct error	 e = { 0 };
+	struct shm	*m;
+	char		 copy[300], cmd[1300];
+	int64_t		 t0;
+	uint64_t	 huge = (uint64_t)1 << 40;
+	FILE		*f;
+
+	unlink(path);
+	m = shm_attach(path, 4, 0600, &e);
+	shm_set_host(m);
+	ok(m != NULL && shm_guard() == 0, "damage: attached, SIGBUS caught");
+
+	/* A copy moved into place, as a restore or an rsync does. */
+	mark(m);
+	snprintf(copy, sizeof(copy), "%s.copy", path);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && mv -f '%s' '%s'", path,
+	    copy, copy, path);
+	if (system(cmd) != 0)
+		abort();
+	ok(shm_maintain(m) == 0 && anew(m),
+	    "a copy moved into its place: not reused (its pids and lead "
+	    "are another file's), a new file made");
+
+	/* Cut short in place, between requests. */
+	mark(m);
+	if (truncate(path, 0) != 0)
+		abort();
+	ok(shm_maintain(m) == 0 && anew(m),
+	    "truncated to nothing: a new file made");
+	mark(m);
+	if (truncate(path, 4096) != 0)
+		abort();
+	ok(shm_maintain(m) == 0 && anew(m),
+	    "truncated to one page, its header whole: a new file made");
+
+	/* Cut short while in use: the next touch of the mapping faults. */
+	if (truncate(path, 0) != 0)
+		abort();
+	mark(m);
+	ok(shm_lock(m) == -1, "cut short under a process that touches its "
+	    "mapping: it lives on, the mapping lost");
+	ok(shm_maintain(m) == 0 && anew(m),
+	    "and maps a new file between requests");
+
+	/* The mutex's word scribbled on. */
+	mark(m);
+	scribble((off_t)offsetof(struct shm_file, lock), 0x5a,
+	    sizeof(pthread_mutex_t));
+	t0 = clock_mono_us();
+	ok(shm_lock(m) == -1 && clock_mono_us() - t0 < 10 * 1000000,
+	    "a lock word scribbled on: the lock is refused within 10 s "
+	    "(%lld ms)", (long long)((clock_mono_us() - t0) / 1000));
+	ok(shm_maintain(m) == 0 && anew(m), "the file is made anew, and "
+	    "its lock taken");
+
+	/* The slot count scribbled on: never used for an offset. */
+	mark(m);
+	if ((f = fopen(path, "r+")) == NULL || fseeko(f, (off_t)offsetof(
+	    struct shm_file, nslots), SEEK_SET) != 0 ||
+	    fwrite(&huge, sizeof(huge), 1, f) != 1)
+		abort();
+	fclose(f);
+	ok(taken(m) == 1 && shm_metrics_retired(m) != NULL,
+	    "a slot count scribbled on: looks over the slots keep to the "
+	    "count mapped");
+	ok(shm_maintain(m) == 0 && anew(m),
+	    "and the file is made anew between requests");
+
+	shm_set_host(NULL);
+	shm_detach(m);
+	unlink(path);
+	unlink(copy);
+}
+
 int
 main(void)
 {
@@ -842,5 +956,6 @@ main(void)
 	test_group();
 	test_await();
 	test_spread();
+	test_damage();
 	return tap_done();
 }
