@@ -30,7 +30,6 @@ clean 500 in the spec's format, never a crash: the workers are the ones
 that started, and no sanitizer reported anything.
 """
 
-import hashlib
 import os
 import shutil
 import sqlite3
@@ -43,6 +42,7 @@ from faultlib import setup_demo  # noqa: E402
 from gateway import ADMIN, TAP, Gateway  # noqa: E402
 import pg  # noqa: E402
 from gateway import BUILDDIR  # noqa: E402
+from test_backup import digest, refused  # noqa: E402
 
 BIG = 9223372036854775807
 SMALL = -9223372036854775808
@@ -153,23 +153,6 @@ def console(env, *args):
     e.update(env)
     return subprocess.run([ADMIN] + list(args), env=e, capture_output=True,
                           text=True, timeout=120)
-
-
-def refused(t, p, what, words):
-    lines = p.stderr.strip().splitlines()
-    t.ok(p.returncode == 1 and len(lines) == 1 and
-         all(w in p.stderr for w in words),
-         "%s: exit 1, one line saying %s" % (what, " / ".join(words)),
-         "exit %d, stdout %r, stderr %r" % (p.returncode, p.stdout[:300],
-                                             p.stderr))
-
-
-def digest(path):
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError:
-        return None
 
 
 def hostile(good, d, name, sql):
