@@ -12,13 +12,14 @@
 #include <json-c/json.h>
 
 #include "backend.h"
+#include "bounds.h"
 #include "question.h"
 
 #define OPENAI_ENDPOINT		"/chat/completions"	/* after the URL */
-#define OPENAI_OPTIONS_MIN	2	/* max_options: one letter each, */
-#define OPENAI_OPTIONS_MAX	26	/* A..Z (design.md 16, item 11) */
+#define OPENAI_OPTIONS_MIN	BOUND_OPTIONS_MIN	/* max_options: one */
+#define OPENAI_OPTIONS_MAX	BOUND_OPTIONS_MAX	/* letter each, A..Z */
 #define OPENAI_OPTIONS_DEF	20	/* the OpenAI API's top_logprobs */
-#define OPENAI_CONCURRENCY_MAX	64
+#define OPENAI_CONCURRENCY_MAX	BOUND_CONCURRENCY_MAX
 #define OPENAI_CONCURRENCY_DEF	8
 #define OPENAI_MIN_LABEL_MASS	0.5	/* below: the answer does not fit */
 #define OPENAI_LABEL_SIZE	4	/* "yes" and its NUL */

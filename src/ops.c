@@ -36,10 +36,10 @@ ops_find_app(struct op_ctx *c, const char *name, struct app *a,
 int
 ops_check_name(const char *field, const char *name, struct error *e)
 {
-	if (strpbrk(name, " /") != NULL || utf8_control(name, NULL) != NULL)
-		return error_set(e, ERR_VALIDATION, field,
-		    "must have no spaces, control characters or '/'");
-	return 0;
+	const char *why = bound_name_fault(name);
+
+	return why == NULL ? 0 : error_set(e, ERR_VALIDATION, field, "%s",
+	    why);
 }
 
 int
@@ -78,13 +78,13 @@ ops_spelled(const char *s, const char *first, const char *rest)
 int
 ops_req_slug(json_object *in, const char **slug, struct error *e)
 {
+	const char *why;
+
 	if (ju_req_str(in, "id", SLUG_MAX_LEN, slug, e) == -1)
 		return -1;
-	if (!ops_spelled(*slug, LOWER_DIGITS, LOWER_DIGITS "_.-"))
-		return error_set(e, ERR_VALIDATION, "id", "must be lowercase "
-		    "letters, digits, '_', '.' or '-', starting with a letter "
-		    "or a digit");
-	return 0;
+	why = bound_slug_fault(*slug);
+	return why == NULL ? 0 : error_set(e, ERR_VALIDATION, "id", "%s",
+	    why);
 }
 
 /* The optional version of a schema or template: 0 when absent. */
@@ -92,7 +92,7 @@ int
 ops_opt_version(json_object *in, int64_t *version, struct error *e)
 {
 	*version = 0;
-	return ju_opt_int(in, "version", 1, LIMIT_MAX, version, NULL, e);
+	return ju_opt_int(in, "version", 1, BOUND_LIMIT_MAX, version, NULL, e);
 }
 
 static const struct op_def {

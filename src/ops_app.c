@@ -41,10 +41,10 @@ op_app_create(struct op_ctx *c, json_object *in, json_object **out,
 	    ops_check_name("name", name, e) == -1 ||
 	    ju_opt_bool(in, "log_state", &a.log_state, e) == -1 ||
 	    ju_opt_bool(in, "admin", &a.is_admin, e) == -1 ||
-	    ju_opt_int(in, "rate_per_minute", 1, LIMIT_MAX,
+	    ju_opt_int(in, "rate_per_minute", 1, BOUND_LIMIT_MAX,
 	    &a.rate_per_minute, NULL, e) == -1 ||
-	    ju_opt_int(in, "daily_quota", 1, LIMIT_MAX, &a.daily_quota, NULL,
-	    e) == -1)
+	    ju_opt_int(in, "daily_quota", 1, BOUND_LIMIT_MAX, &a.daily_quota,
+	    NULL, e) == -1)
 		return -1;
 	snprintf(a.name, sizeof(a.name), "%s", name);
 	a.created_at = clock_now_ms() / 1000;
@@ -65,11 +65,12 @@ op_app_update(struct op_ctx *c, json_object *in, json_object **out,
 	if (ju_req_str(in, "name", NAME_MAX_LEN, &name, e) == -1 ||
 	    ops_find_app(c, name, &a, e) == -1 ||
 	    ju_opt_bool(in, "log_state", &a.log_state, e) == -1 ||
-	    ju_opt_int(in, "rate_per_minute", 1, LIMIT_MAX,
+	    ju_opt_int(in, "rate_per_minute", 1, BOUND_LIMIT_MAX,
 	    &a.rate_per_minute, &rate_null, e) == -1 ||
-	    ju_opt_int(in, "daily_quota", 1, LIMIT_MAX, &a.daily_quota,
-	    &quota_null, e) == -1 ||
-	    ju_opt_int(in, "retention_days", 0, RETENTION_DAYS_MAX,
+	    ju_opt_int(in, "daily_quota", 1, BOUND_LIMIT_MAX,
+	    &a.daily_quota, &quota_null, e) == -1 ||
+	    ju_opt_int(in, "retention_days", 0,
+	    BOUND_RETENTION_DAYS_MAX,
 	    &a.retention_days, &days_null, e) == -1)
 		return -1;
 	if (days_null)

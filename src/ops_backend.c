@@ -13,8 +13,6 @@
 #include "store.h"
 #include "utf8.h"
 
-#define MAX_IN_FLIGHT_MAX	100000	/* evaluations in flight */
-
 static const char *const url_schemes[] = { "http://", "https://" };
 #define NURL_SCHEMES (sizeof(url_schemes) / sizeof(url_schemes[0]))
 
@@ -167,9 +165,9 @@ backend_fields(json_object *in, const struct backend_kind *k, int adding,
 	    sizeof(b->description), e) == -1 ||
 	    field_str(in, "release_date", b->release_date,
 	    sizeof(b->release_date), e) == -1 ||
-	    field_int(in, "timeout_ms", 100, 3600000, &b->timeout_ms,
-	    e) == -1 ||
-	    field_int(in, "max_in_flight", 1, MAX_IN_FLIGHT_MAX,
+	    field_int(in, "timeout_ms", BOUND_TIMEOUT_MS_MIN,
+	    BOUND_TIMEOUT_MS_MAX, &b->timeout_ms, e) == -1 ||
+	    field_int(in, "max_in_flight", 1, BOUND_IN_FLIGHT_MAX,
 	    &b->max_in_flight, e) == -1)
 		return -1;
 	if (ops_check_text("model", b->model, e) == -1 ||

@@ -13,15 +13,13 @@
 
 #include <json-c/json.h>
 
+#include "bounds.h"
 #include "error.h"
 #include "model.h"
 #include "ops.h"
 
 #define NAME_MAX_LEN	MODEL_NAME_MAX	/* applications, backends */
 #define SLUG_MAX_LEN	MODEL_NAME_MAX	/* schemas, templates */
-#define LIMIT_MAX	1000000000000LL	/* rates, quotas, versions */
-#define RETENTION_DAYS_MAX 1000000	/* as SERVICE_RETENTION_DAYS */
-#define LOWER_DIGITS	"abcdefghijklmnopqrstuvwxyz0123456789"
 #define UPPER_		"ABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 #define DIGITS		"0123456789"
 

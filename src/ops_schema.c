@@ -13,8 +13,6 @@
 #include "question.h"
 #include "store.h"
 
-#define TEMPERATURE_MAX	100.0
-#define MAX_QUESTIONS_STORED 1000	/* per schema version */
 
 static json_object *
 schema_json(const struct schema_version *v, const char *backend,
@@ -62,16 +60,17 @@ op_schema_publish(struct op_ctx *c, json_object *in, json_object **out,
 	v.temperature = 1.0;
 	json_object_object_get_ex(in, "questions", &questions);
 	if (ops_req_slug(in, &slug, e) == -1 ||
-	    question_validate(questions, MAX_QUESTIONS_STORED, e) == -1 ||
+	    question_validate(questions, BOUND_QUESTIONS_MAX, e) == -1 ||
 	    ju_req_str(in, "backend", NAME_MAX_LEN, &backend, e) == -1 ||
-	    ju_opt_num(in, "temperature", 0, TEMPERATURE_MAX, &v.temperature,
-	    e) == -1 ||
+	    ju_opt_num(in, "temperature", 0, BOUND_TEMPERATURE_MAX,
+	    &v.temperature, e) == -1 ||
 	    ju_opt_num(in, "abstain_threshold", 0, 1, &v.abstain_threshold,
 	    e) == -1)
 		return -1;
 	if (v.temperature <= 0)
 		return error_set(e, ERR_VALIDATION, "temperature",
-		    "must be greater than 0 and at most %g", TEMPERATURE_MAX);
+		    "must be greater than 0 and at most %g",
+		    BOUND_TEMPERATURE_MAX);
 	if ((rc = store_backend_by_name(c->st, backend, &b, e)) != 1)
 		return rc == -1 ? -1 : error_set(e, ERR_VALIDATION, "backend",
 		    "no backend named '%s'", backend);

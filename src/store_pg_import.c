@@ -478,7 +478,7 @@ migrated_copy(const char *path, char *tmp, size_t tmplen, struct error *e)
 		    path, sqlite3_errstr(step));
 		goto out;
 	}
-	rc = store_migrate(dst, tmp, e);
+	rc = store_migrate(dst, path, e);
 out:
 	sqlite3_close(src);
 	sqlite3_close(dst);
@@ -486,6 +486,25 @@ out:
 		remove_temporary(tmp);
 		tmp[0] = '\0';
 	}
+	return rc;
+}
+
+/* The file at path, of this program's schema version, checked as init
+ * would check it (store_check_file): 0, or -1 with e set. */
+static int
+check_current(const char *path, struct error *e)
+{
+	sqlite3	*db = NULL;
+	int	 rc = -1;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK)
+		source_failed(db, e, path, "cannot open");
+	else {
+		sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
+		rc = store_check_file(db, path, e);
+	}
+	sqlite3_close(db);
 	return rc;
 }
 
@@ -552,7 +571,8 @@ store_import(const struct settings *s, const char *from,
 		if (migrated_copy(from, tmp, sizeof(tmp), e) == -1)
 			return -1;
 		read_path = tmp;
-	}
+	} else if (check_current(from, e) == -1)
+		return -1;
 	/* The schema, if absent, as init makes it. */
 	if (store_init(s, e) == -1)
 		goto out;

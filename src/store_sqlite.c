@@ -71,6 +71,15 @@ fail_db(sqlite3 *db, struct error *e, const char *what)
 }
 
 int
+store_bad_row(int rc, int checked, struct error *e)
+{
+	if (rc != 1 || checked == 0)
+		return rc;
+	log_warn("database: %s", e->message);
+	return -1;
+}
+
+int
 store_fail(struct store *st, struct error *e, const char *what)
 {
 	/* A connection that cannot write or read its files any more (the
@@ -301,7 +310,7 @@ int
 store_migrate(sqlite3 *db, const char *path, struct error *e)
 {
 	char	sql[64];
-	int	v;
+	int	v, found;
 
 	if (exec(db, store_sql[STMT_INIT_BEGIN], e, "begin") == -1)
 		return -1;
@@ -311,14 +320,17 @@ store_migrate(sqlite3 *db, const char *path, struct error *e)
 		sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL, NULL);
 		return -1;
 	}
-	for (; v < SCHEMA_VERSION; v++)
+	for (found = v; v < SCHEMA_VERSION; v++)
 		if (exec(db, migrations[v], e, "migrate") == -1) {
 			sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL,
 			    NULL);
 			return -1;
 		}
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
+	/* A file that was there is taken only as evalgate makes it
+	 * (store_sqlite_check.c); a new one is made here. */
 	if (exec(db, sql, e, "user_version") == -1 ||
+	    (found > 0 && store_check_file(db, path, e) == -1) ||
 	    exec(db, store_sql[STMT_COMMIT], e, "commit") == -1) {
 		sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL, NULL);
 		return -1;
@@ -350,6 +362,13 @@ sq_init(const struct settings *s, struct error *e)
 	if ((db = open_db(s->db_path, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE, e)) == NULL)
 		return -1;
+	/* An existing file of this version is checked before anything is
+	 * written to it, its journal mode included; an older one once
+	 * migrated, which a refusal rolls back (store_migrate). */
+	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
+	if (user_version(db) == SCHEMA_VERSION &&
+	    store_check_file(db, s->db_path, e) == -1)
+		goto out;
 	/* A new file gets incremental auto-vacuum, which only counts
 	 * before its first table and before it turns to WAL; an existing
 	 * one keeps its mode (evalgate-admin compact changes it). */

@@ -251,6 +251,12 @@ int		 store_lookup(struct store *st, sqlite3_stmt *stmt,
 		    void (*read)(sqlite3_stmt *, void *), void *out);
 /* Binds v if it is positive, else NULL (the "use the default" value). */
 void		 store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v);
+/* rc of a lookup that filled a record, and what checking the record
+ * against its bounds gave (bounds.h: 0 or -1 with e set): rc, or -1
+ * with the check's error logged when rc is 1 and the check failed.  A
+ * worker never computes with a stored value out of its bounds: the
+ * request is a 500 (README "Faults"). */
+int		 store_bad_row(int rc, int checked, struct error *e);
 /* Parses JSON text the store kept into *out (a new reference); NULL or
  * unparsable text is corruption: ERR_INTERNAL naming what.  0 or -1. */
 int		 stored_json(const char *text, json_object **out,
@@ -263,8 +269,17 @@ STORE_DECLARE_ALL
 
 /* Takes the database open on db (of the file at path, for messages)
  * to this program's schema version in one transaction: store_init()'s
- * migration, and a restore's.  0 or -1 with e set. */
+ * migration, and a restore's.  A database that had a version is then
+ * checked (store_check_file) before the commit: refused, it is rolled
+ * back.  0 or -1 with e set. */
 int		 store_migrate(sqlite3 *db, const char *path,
+		    struct error *e);
+/* Whether the database open on db (the file at path, for messages)
+ * holds only what evalgate makes: the objects of this program's schema
+ * and stored values within their bounds (bounds.h).  Reads only.  0, or
+ * -1 with e set: "PATH: refused: " and what was found, naming the
+ * object, or the table, row and column. */
+int		 store_check_file(sqlite3 *db, const char *path,
 		    struct error *e);
 /* The schema version this program migrates to. */
 int		 store_schema_version(void);

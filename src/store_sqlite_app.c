@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "store_sqlite.h"
 
 static void
@@ -74,12 +75,14 @@ int
 sq_app_by_name(struct store *st, const char *name, struct app *a,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_APP_BY_NAME, e);
+	sqlite3_stmt	*stmt = store_stmt(st, STMT_APP_BY_NAME, e);
+	int		 rc;
 
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
-	return store_lookup(st, stmt, e, "application", read_app_v, a);
+	rc = store_lookup(st, stmt, e, "application", read_app_v, a);
+	return store_bad_row(rc, rc == 1 ? bound_app(a, e) : 0, e);
 }
 
 int
@@ -96,8 +99,8 @@ sq_app_by_id(struct store *st, int64_t id, struct app *a,
 	if ((stmt = store_stmt(st, STMT_APP_BY_ID, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
-	if ((rc = store_lookup(st, stmt, e, "application", read_app_v,
-	    a)) == 1)
+	rc = store_lookup(st, stmt, e, "application", read_app_v, a);
+	if ((rc = store_bad_row(rc, rc == 1 ? bound_app(a, e) : 0, e)) == 1)
 		kept_put(st->kept, KEPT_APP, key, a);
 	return rc;
 }
@@ -114,6 +117,10 @@ sq_app_each(struct store *st, void (*fn)(const struct app *, void *),
 		return -1;
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		read_app(stmt, &a);
+		if (store_bad_row(1, bound_app(&a, e), e) == -1) {
+			sqlite3_reset(stmt);
+			return -1;
+		}
 		fn(&a, arg);
 	}
 	sqlite3_reset(stmt);
@@ -188,7 +195,8 @@ sq_key_by_prefix(struct store *st, const char *prefix, struct key_row *k,
 	if ((stmt = store_stmt(st, STMT_KEY_BY_PREFIX, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
-	if ((rc = store_lookup(st, stmt, e, "key", read_key, k)) == 1)
+	rc = store_lookup(st, stmt, e, "key", read_key, k);
+	if ((rc = store_bad_row(rc, rc == 1 ? bound_key(k, e) : 0, e)) == 1)
 		kept_put(st->kept, KEPT_KEY, prefix, k);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "clock.h"
 #include "json_util.h"
 #include "store_sqlite.h"
@@ -232,7 +233,7 @@ backend_lookup(struct store *st, sqlite3_stmt *stmt, struct backend *b,
 
 	if (rc == 1 && read_replicas(st, b, e) == -1)
 		return -1;
-	return rc;
+	return store_bad_row(rc, rc == 1 ? bound_backend(b, e) : 0, e);
 }
 
 int
@@ -280,7 +281,8 @@ sq_backend_each(struct store *st, int enabled_only,
 	sqlite3_bind_int(stmt, 1, enabled_only != 0);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		read_backend(stmt, b);
-		if (read_replicas(st, b, e) == -1) {
+		if (read_replicas(st, b, e) == -1 ||
+		    store_bad_row(1, bound_backend(b, e), e) == -1) {
 			sqlite3_reset(stmt);
 			free(b);
 			return -1;
@@ -319,8 +321,13 @@ static int
 parse_questions(sqlite3_stmt *stmt, struct schema_version *v,
     struct error *e)
 {
-	return stored_json((const char *)sqlite3_column_text(stmt, 3),
-	    &v->questions, "questions", e);
+	if (stored_json((const char *)sqlite3_column_text(stmt, 3),
+	    &v->questions, "questions", e) == -1 ||
+	    store_bad_row(1, bound_version(v, e), e) == -1) {
+		schema_version_clear(v);
+		return -1;
+	}
+	return 0;
 }
 
 /* A one-version lookup on a bound statement, questions included. */
@@ -507,7 +514,8 @@ read_template(sqlite3_stmt *stmt, struct template_version *v,
 	if ((v->body = strdup(body ? body : "")) == NULL)
 		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	if (stored_json((const char *)sqlite3_column_text(stmt, 4),
-	    &v->variables, "template variables", e) == -1) {
+	    &v->variables, "template variables", e) == -1 ||
+	    store_bad_row(1, bound_template(v, e), e) == -1) {
 		template_version_clear(v);
 		return -1;
 	}

@@ -240,7 +240,9 @@ cmd_restore(const struct settings *s, json_object *in)
 	put_pepper = have_theirs && (!have_ours || replace);
 	if (store_restore(s, file, &c, &e) == -1) {
 		sodium_memzero(theirs, sizeof(theirs));
-		return refused(&e);
+		refuse("restore: %s", e.message);
+		error_clear(&e);
+		return 1;
 	}
 	if (put_pepper) {
 		if (write_beside(s->pepper_file, theirs, tlen, ptmp) == -1 ||

@@ -203,7 +203,7 @@ def old_version_file(d):
         INSERT INTO schemas (id, slug, created_at) VALUES (3, 's', 1);
         INSERT INTO schema_versions (schema_id, version, questions,
             fingerprint, backend_id, created_at)
-            VALUES (3, 1, '{}', 'f', 2, 1);
+            VALUES (3, 1, '{"q": {"type": "noul"}}', 'f', 2, 1);
         INSERT INTO decisions (id, app_id, created_at_ms, backend,
             schema_id, schema_version)
             VALUES ('0190aaaa-0000-7000-8000-000000000001', 4, 5, 'lex',
