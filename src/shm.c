@@ -122,6 +122,17 @@ unmap(struct shm *m)
 	m->lost = 0;
 }
 
+/* Unlinks the file at path if it is still the file dev, ino: never one
+ * another process has made in its place since. */
+static void
+discard(const char *path, dev_t dev, ino_t ino)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) == 0 && sb.st_dev == dev && sb.st_ino == ino)
+		unlink(path);
+}
+
 /* Whether the header of the file f maps (size bytes, the file sb) is
  * one this program set up for that very file: its layout, a slot
  * count that fits its size, and the file it was made as (a copy of
@@ -188,7 +199,7 @@ map_once(struct shm *m, struct error *e)
 			errno = EPROTO;
 			goto fail;
 		}
-		unlink(m->path);
+		discard(m->path, sb.st_dev, sb.st_ino);
 		unmap(m);
 		return 0;
 	}
@@ -478,7 +489,7 @@ shm_maintain(struct shm *m)
 		/* Cut short, grown or scribbled on in place: nobody is to
 		 * use it any more, and everyone maps a new one.  Our slot
 		 * in it is left as it is: touching it may fault. */
-		unlink(m->path);
+		discard(m->path, m->dev, m->ino);
 		m->self = NULL;
 	}
 	fresh = *m;
@@ -565,7 +576,8 @@ shm_lock(struct shm *m)
 	if (rc == EOWNERDEAD)	/* its holder died: what it held is ours */
 		rc = pthread_mutex_consistent(&m->f->lock);
 	if (rc != 0) {
-		unlink(m->path);	/* unusable: the next process remakes it */
+		/* Unusable: the next process remakes it. */
+		discard(m->path, m->dev, m->ino);
 		return -1;
 	}
 	return 0;
@@ -898,7 +910,7 @@ shm_queue_enter(struct shm *m, enum shm_queue q, int64_t wait_ms)
 	if (rc == ETIMEDOUT)
 		return -1;
 	if (rc != EDEADLK)	/* unusable: the next process remakes it */
-		unlink(m->path);
+		discard(m->path, m->dev, m->ino);
 	return 0;
 }
 

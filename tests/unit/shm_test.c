@@ -16,6 +16,7 @@
  * freed CPU taken by the next, the CPU kept in a file made anew). */
 #include "config.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -608,6 +609,15 @@ test_spread(void)
 	unlink(path);
 }
 
+/* Stops the test, saying why (a step of the test itself failed). */
+static void
+die(const char *what)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: %s: %s\n", path, what, strerror(errno));
+	exit(2);
+}
+
 /* Writes len bytes of value v at off into the file at path. */
 static void
 scribble(off_t off, int v, size_t len)
@@ -618,7 +628,7 @@ scribble(off_t off, int v, size_t len)
 	memset(buf, v, sizeof(buf));
 	if (f == NULL || fseeko(f, off, SEEK_SET) != 0 ||
 	    fwrite(buf, 1, len < sizeof(buf) ? len : sizeof(buf), f) == 0)
-		abort();
+		die("scribble");
 	fclose(f);
 }
 
@@ -665,7 +675,7 @@ test_damage(void)
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && mv -f '%s' '%s'", path,
 	    copy, copy, path);
 	if (system(cmd) != 0)
-		abort();
+		die(cmd);
 	ok(shm_maintain(m) == 0 && anew(m),
 	    "a copy moved into its place: not reused (its pids and lead "
 	    "are another file's), a new file made");
@@ -673,18 +683,18 @@ test_damage(void)
 	/* Cut short in place, between requests. */
 	mark(m);
 	if (truncate(path, 0) != 0)
-		abort();
+		die("truncate");
 	ok(shm_maintain(m) == 0 && anew(m),
 	    "truncated to nothing: a new file made");
 	mark(m);
 	if (truncate(path, 4096) != 0)
-		abort();
+		die("truncate");
 	ok(shm_maintain(m) == 0 && anew(m),
 	    "truncated to one page, its header whole: a new file made");
 
 	/* Cut short while in use: the next touch of the mapping faults. */
 	if (truncate(path, 0) != 0)
-		abort();
+		die("truncate");
 	mark(m);
 	ok(shm_lock(m) == -1, "cut short under a process that touches its "
 	    "mapping: it lives on, the mapping lost");
@@ -707,7 +717,7 @@ test_damage(void)
 	if ((f = fopen(path, "r+")) == NULL || fseeko(f, (off_t)offsetof(
 	    struct shm_file, nslots), SEEK_SET) != 0 ||
 	    fwrite(&huge, sizeof(huge), 1, f) != 1)
-		abort();
+		die("overwrite");
 	fclose(f);
 	ok(taken(m) == 1 && shm_metrics_retired(m) != NULL,
 	    "a slot count scribbled on: looks over the slots keep to the "
