@@ -303,6 +303,21 @@ def state_paths(g, webdir, statedir):
             for n in ("evalgate.db", "pepper", "cache.db")]
 
 
+def apache_run(t, g, what, body):
+    """Runs body(), g's tests, then stops g and checks the sanitizers'
+    silence; an exception fails the run, with the end of g's log.  g is
+    removed in the end."""
+    try:
+        body()
+        t.stop_clean(g)
+    except Exception:
+        import traceback
+        t.ok(False, "%s raised" % what,
+             traceback.format_exc() + "\n" + g.log()[-2000:])
+    finally:
+        g.cleanup()
+
+
 def test_state_in_docroot(t, bindir):
     """A state directory anywhere under the document root is refused,
     whatever path leads there.  Apache runs as www-data in the
@@ -311,7 +326,8 @@ def test_state_in_docroot(t, bindir):
     are, so only their place keeps them from being served."""
     g = SharedHostingGateway(bindir=bindir, suexec=False, shared_group=True)
     env = {"EVALGATE_SUEXEC": "/nonexistent", "SERVICE_GROUP_WRITABLE": "1"}
-    try:
+
+    def body():
         out = g.install(env=env)
         t.ok(out.returncode == 0, "a state directory outside the document "
              "root is accepted", out.stdout + out.stderr)
@@ -348,13 +364,7 @@ def test_state_in_docroot(t, bindir):
         t.eq(served, [], "the database, the pepper and the cache are not "
              "served at any path, below the document root or WEBDIR "
              "(400, 403 or 404)")
-        t.stop_clean(g)
-    except Exception:
-        import traceback
-        t.ok(False, "the document-root run raised",
-             traceback.format_exc() + "\n" + g.log()[-2000:])
-    finally:
-        g.cleanup()
+    apache_run(t, g, "the document-root run", body)
 
 
 def run(t, bindir=BINDIR):
@@ -362,7 +372,8 @@ def run(t, bindir=BINDIR):
     bindir."""
     g = SharedHostingGateway(bindir=bindir)
     print("# binaries from %s; suexec %s" % (bindir, g.suexec))
-    try:
+
+    def body():
         out = g.install()
         test_install(t, g, out)
         # The customer adds variables to the wrapper as for an upstream
@@ -385,13 +396,7 @@ def run(t, bindir=BINDIR):
         test_upgrade(t, g, did, keys)
         t.ok(keys[0] not in g.log() and keys[1] not in g.log(),
              "keys are never logged")
-        t.stop_clean(g)
-    except Exception:
-        import traceback
-        t.ok(False, "the shared-hosting run raised",
-             traceback.format_exc() + "\n" + g.log()[-2000:])
-    finally:
-        g.cleanup()
+    apache_run(t, g, "the shared-hosting run", body)
     t.run([test_installer_refusals, test_state_in_docroot], bindir)
 
 
