@@ -5,11 +5,13 @@
  * A worker keeps one connection (libpq), opened after fork, and the
  * host's local cache file beside it (store_sqlite_open_cache), which
  * keeps what is only a per-host speed-up: the verified-key memo and the
- * replica cool-downs.  Everything shared lives in PostgreSQL.  The
- * database is named "PostgreSQL" in every log line and error message,
- * never by its URL: it may hold a password. */
+ * replica cool-downs.  Everything shared lives in PostgreSQL.  Log
+ * lines and error messages name the database "PostgreSQL", and where
+ * it cannot be reached, its socket's path or host:port; never its URL
+ * (it may hold a password), its role or its database name. */
 #include "config.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,45 +427,151 @@ pg_lookup(struct store *pg, enum pg_stmt id, const struct pg_params *p,
 	return found;
 }
 
-/* A connection, or NULL with why set: libpq's reason, unless it could
- * hold a part of the connection string (one that does not parse may
- * quote it, password and all). */
-static PGconn *
-connect_url(const char *url, const char *timeout, char *why, size_t size)
+/* The server's refusals to connect (libpq gives their SQLSTATE only:
+ * connect() asks it so), in words.  The server's own message names
+ * the role or the database, which no line shows. */
+static const struct {
+	const char	*state;		/* a prefix of the SQLSTATE */
+	const char	*why;
+} refusals[] = {
+	{ "28P01", "password authentication failed" },
+	{ "28", "the server does not let this role in from here "
+	    "(no such role, or pg_hba.conf)" },
+	{ "3D000", "the database does not exist" },
+	{ "42501", "no permission to connect to the database" },
+	{ "53300", "too many connections" },
+	{ "57P03", "the server is starting or stopping" },
+	{ "", "the server refused the connection" },
+};
+
+/* Whether text holds conn's role, database or password. */
+static int
+names_secret(const PGconn *conn, const char *text)
 {
-	const char *const keys[] = { "connect_timeout", "dbname",
-	    "fallback_application_name", "client_encoding", NULL };
-	const char *const values[] = { timeout, url, "evalgate", "UTF8",
-	    NULL };
-	PQconninfoOption	*opts, *o;
-	char			*err = NULL, *nl;
-	const char		*password = NULL;
+	const char	*parts[3];
+	size_t		 i;
+
+	parts[0] = PQuser(conn);
+	parts[1] = PQdb(conn);
+	parts[2] = PQpass(conn);
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (parts[i] != NULL && *parts[i] != '\0' &&
+		    strstr(text, parts[i]) != NULL)
+			return 1;
+	return 0;
+}
+
+/* Sets e to why conn (NULL: out of memory, or a timeout at deadline)
+ * did not connect: "cannot connect to PostgreSQL at SERVER: WHY", the
+ * server named by its socket's path or host:port (the last libpq
+ * tried), WHY words for the server's SQLSTATE, or else libpq's own
+ * reason (the connection refused, no such socket...) unless it holds
+ * the role, the database or the password.  Never the URL.  -1. */
+static int
+connect_failed(PGconn *conn, int timed_out, struct error *e)
+{
+	const char	*host = conn ? PQhost(conn) : NULL;
+	const char	*port = conn ? PQport(conn) : NULL;
+	const char	*msg = conn ? PQerrorMessage(conn) : "", *p;
+	char		 server[300], line[512], last[512], why[200], *r;
+	size_t		 n, i;
+
+	if (port == NULL || *port == '\0')
+		port = "5432";
+	if (host == NULL || *host == '\0')
+		snprintf(server, sizeof(server), "PostgreSQL");
+	else if (host[0] == '/' || host[0] == '@')
+		snprintf(server, sizeof(server), "PostgreSQL at %s/.s.PGSQL.%s",
+		    host, port);
+	else
+		snprintf(server, sizeof(server), "PostgreSQL at %s%s%s:%s",
+		    strchr(host, ':') ? "[" : "", host,
+		    strchr(host, ':') ? "]" : "", port);
+	/* The reason for the last server tried: after "failed: " on the
+	 * last line that has one, or the first line. */
+	last[0] = '\0';
+	for (p = msg; *p != '\0'; p += n + (p[n] == '\n')) {
+		n = strcspn(p, "\n");
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		if (last[0] == '\0' || strstr(line, " failed: ") != NULL)
+			memcpy(last, line, sizeof(last));
+	}
+	r = (r = strstr(last, " failed: ")) != NULL ? r + 9 : last;
+	n = strlen(r);
+	if (conn == NULL)
+		snprintf(why, sizeof(why), "out of memory");
+	else if (timed_out)
+		snprintf(why, sizeof(why), "no answer within the time-out");
+	else if (n > 8 && strncmp(r + n - 8, ":  ", 3) == 0 &&
+	    strspn(r + n - 5, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") == 5) {
+		/* "FATAL:  28P01": the server's SQLSTATE. */
+		for (i = 0; strncmp(r + n - 5, refusals[i].state,
+		    strlen(refusals[i].state)) != 0; i++)
+			;
+		snprintf(why, sizeof(why), "%s (SQLSTATE %s)",
+		    refusals[i].why, r + n - 5);
+	} else if (n == 0 || names_secret(conn, r))
+		snprintf(why, sizeof(why), "the connection failed");
+	else
+		snprintf(why, sizeof(why), "%.150s", r);
+	error_set(e, ERR_UNAVAILABLE, NULL, "cannot connect to %s: %s",
+	    server, why);
+	e->retry_after_ms = PG_RETRY_MS;
+	e->unavailable = EU_DATABASE;
+	return -1;
+}
+
+PGconn *
+pg_connect(const char *url, int timeout_s, struct error *e)
+{
+	const char *const keys[] = { "dbname", "fallback_application_name",
+	    "client_encoding", NULL };
+	const char *const values[] = { url, "evalgate", "UTF8", NULL };
+	PQconninfoOption	*opts;
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+	struct pollfd		 pfd;
+	char			*err = NULL;
+	int64_t			 end, left;
 	PGconn			*conn;
 
+	/* One that does not parse: libpq's message may quote it,
+	 * password and all. */
 	if ((opts = PQconninfoParse(url, &err)) == NULL) {
 		PQfreemem(err);
-		snprintf(why, size, "SERVICE_DB_URL is not a connection "
-		    "string libpq accepts");
+		error_set(e, ERR_UNAVAILABLE, NULL, "cannot connect to "
+		    "PostgreSQL: SERVICE_DB_URL is not a connection string "
+		    "libpq accepts");
+		e->retry_after_ms = PG_RETRY_MS;
+		e->unavailable = EU_DATABASE;
 		return NULL;
 	}
-	for (o = opts; o->keyword != NULL; o++)
-		if (strcmp(o->keyword, "password") == 0 && o->val != NULL &&
-		    *o->val != '\0')
-			password = o->val;
-	conn = PQconnectdbParams(keys, values, 1);
-	if (conn != NULL && PQstatus(conn) == CONNECTION_OK) {
-		PQconninfoFree(opts);
+	PQconninfoFree(opts);
+	if ((conn = PQconnectStartParams(keys, values, 1)) == NULL) {
+		connect_failed(NULL, 0, e);
+		return NULL;
+	}
+	/* A refusal's message is the server's, with the role or the
+	 * database in it: its SQLSTATE alone, until connected. */
+	PQsetErrorVerbosity(conn, PQERRORS_SQLSTATE);
+	end = clock_mono_us() + (int64_t)timeout_s * 1000000;
+	while (PQstatus(conn) != CONNECTION_BAD && st != PGRES_POLLING_OK &&
+	    st != PGRES_POLLING_FAILED) {
+		if ((left = end - clock_mono_us()) <= 0) {
+			connect_failed(conn, 1, e);
+			PQfinish(conn);
+			return NULL;
+		}
+		pfd.fd = PQsocket(conn);
+		pfd.events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, (int)((left + 999) / 1000)) > 0)
+			st = PQconnectPoll(conn);
+	}
+	if (st == PGRES_POLLING_OK && PQstatus(conn) == CONNECTION_OK) {
+		PQsetErrorVerbosity(conn, PQERRORS_DEFAULT);
 		return conn;
 	}
-	snprintf(why, size, "%s", conn ? PQerrorMessage(conn) :
-	    "out of memory");
-	while ((nl = strrchr(why, '\n')) != NULL && nl[1] == '\0')
-		*nl = '\0';
-	for (nl = why; (nl = strchr(nl, '\n')) != NULL; )
-		*nl = ' ';
-	if (password != NULL && strstr(why, password) != NULL)
-		snprintf(why, size, "cannot connect");
-	PQconninfoFree(opts);
+	connect_failed(conn, 0, e);
 	PQfinish(conn);
 	return NULL;
 }
@@ -510,18 +618,11 @@ schema_version(struct store *pg, struct error *e)
 static int
 connect_db(struct store *pg, struct error *e)
 {
-	char	timeout[16], why[256];
 	int	v;
 
-	snprintf(timeout, sizeof(timeout), "%d", PG_CONNECT_TIMEOUT_S);
-	if ((pg->conn = connect_url(pg->settings->db_url, timeout, why,
-	    sizeof(why))) == NULL) {
-		error_set(e, ERR_UNAVAILABLE, NULL,
-		    "cannot connect to PostgreSQL: %s", why);
-		e->retry_after_ms = PG_RETRY_MS;
-		e->unavailable = EU_DATABASE;
+	if ((pg->conn = pg_connect(pg->settings->db_url,
+	    PG_CONNECT_TIMEOUT_S, e)) == NULL)
 		return -1;
-	}
 	if (pg_run(pg, pg->sync_full ? PG_SYNC_ON : PG_SYNC_OFF, NULL, e,
 	    "synchronous_commit") == -1 || (v = schema_version(pg, e)) == -1)
 		goto fail;
@@ -635,16 +736,17 @@ writable(const struct settings *s)
 	struct store		 probe;
 	struct pg_params	 p;
 	struct error		 e = { 0 };
-	char			 why[256], ms[16];
+	char			 ms[16];
 	int			 ok;
 
 	memset(&probe, 0, sizeof(probe));
 	probe.engine = &store_pg_engine;
 	probe.at_commit.id = PG_STMT__MAX;
 	probe.settings = s;
-	if ((probe.conn = connect_url(s->db_url, "2", why,
-	    sizeof(why))) == NULL)
+	if ((probe.conn = pg_connect(s->db_url, 2, &e)) == NULL) {
+		error_clear(&e);
 		return 0;
+	}
 	snprintf(ms, sizeof(ms), "%dms", PG_READY_WAIT_MS);
 	pg_params_init(&p);
 	pg_bind_text(&p, 1, ms);
@@ -724,16 +826,11 @@ int
 pg_init(const struct settings *s, struct error *e)
 {
 	struct store	*pg = store_new(s);
-	char		 timeout[16], why[256];
 	int		 unused, cache_ok, rc = -1;
 
-	snprintf(timeout, sizeof(timeout), "%d", PG_CONNECT_TIMEOUT_S);
-	if ((pg->conn = connect_url(s->db_url, timeout, why,
-	    sizeof(why))) == NULL) {
-		error_set(e, ERR_UNAVAILABLE, NULL,
-		    "cannot connect to PostgreSQL: %s", why);
+	if ((pg->conn = pg_connect(s->db_url, PG_CONNECT_TIMEOUT_S,
+	    e)) == NULL)
 		goto out;
-	}
 	if (migrate(pg, e) == -1)
 		goto out;
 	/* The host's cache file, made by store_new(). */

@@ -25,6 +25,7 @@
 #include "buf.h"
 #include "kept.h"
 #include "store_engine.h"
+#include "store_pg_connect.h"
 
 /* The .sql files of sql/pg/, compiled in (Makefile.am: src/sql_files.c).
  * pg_schema_sql makes a new database at PG_SCHEMA_VERSION; a later
@@ -36,7 +37,6 @@ extern const char pg_migrate_7_sql[];	/* sql/pg/migrate-7.sql */
 
 #define PG_RETRY_MS	1000		/* between attempts to reconnect,
 					 * and the Retry-After of a 503 */
-#define PG_CONNECT_TIMEOUT_S 5		/* libpq's connect_timeout */
 #define PG_READY_WAIT_MS 250		/* readiness waits for a lock */
 #define PG_PARAMS_MAX	24		/* parameters of one statement */
 #define PG_NUM_SIZE	24		/* an int64 or double as text */

@@ -34,6 +34,7 @@
 #include <sqlite3.h>
 
 #include "settings.h"
+#include "store_pg_connect.h"
 #include "store_sqlite.h"
 
 #define IMPORT_BATCH	256	/* INSERTs sent before their results are
@@ -576,11 +577,8 @@ store_import(const struct settings *s, const char *from,
 	/* The schema, if absent, as init makes it. */
 	if (store_init(s, e) == -1)
 		goto out;
-	if ((pg = PQconnectdb(s->db_url)) == NULL ||
-	    PQstatus(pg) != CONNECTION_OK) {
-		target_failed(pg, NULL, e, NULL, "cannot connect");
+	if ((pg = pg_connect(s->db_url, PG_CONNECT_TIMEOUT_S, e)) == NULL)
 		goto out;
-	}
 	snprintf(r->database, sizeof(r->database), "%s", PQdb(pg));
 	if (sqlite3_open_v2(read_path, &db, SQLITE_OPEN_READONLY, NULL) !=
 	    SQLITE_OK) {

@@ -866,11 +866,17 @@ class SharedHostingGateway(ApacheGateway):
 
     CUSTOMER = ("nobody", "nogroup")
 
-    def __init__(self, bindir=BUILDDIR, suexec=None):
+    def __init__(self, bindir=BUILDDIR, suexec=None, shared_group=False):
+        """shared_group: Apache (run as root) runs as www-data in the
+        customer's group, the host SERVICE_GROUP_WRITABLE=1 is for: it
+        can read the customer's group-readable files wherever they
+        are."""
         self.suexec = suexec_usable() if suexec is None else suexec
         root = os.geteuid() == 0
         self.user = self.USER if root else None
         self.customer = self.CUSTOMER if root else None
+        self.group = self.customer[1] if root and shared_group else \
+            self.user
         if self.suexec:
             os.makedirs("/var/www", exist_ok=True)
         self.dir = tempfile.mkdtemp(prefix="evalgate-sh-",
@@ -948,7 +954,7 @@ class SharedHostingGateway(ApacheGateway):
             conf = os.path.join(DEBIAN_MODS, m + ".conf")
             if os.path.exists(conf):
                 mods += "Include %s\n" % conf
-        user = ("User %s\nGroup %s\n" % (self.user, self.user)
+        user = ("User %s\nGroup %s\n" % (self.user, self.group)
                 if self.user else "")
         suexec = ("\tSuexecUserGroup %s %s\n" % self.customer
                   if self.suexec else "")

@@ -239,6 +239,19 @@ class Cluster:
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, start_new_session=True)
 
+    def add_password_role(self, role, password):
+        """A role that logs in with password only (SCRAM on the socket,
+        where every other role is trusted): pg_hba.conf gets its line
+        first, and the server reloads it."""
+        self.query("postgres", "CREATE ROLE \"%s\" LOGIN PASSWORD '%s'" %
+                   (role, password))
+        hba = os.path.join(self.data, "pg_hba.conf")
+        with open(hba) as f:
+            text = f.read()
+        with open(hba, "w") as f:       # owner and mode stay
+            f.write("local all %s scram-sha-256\n%s" % (role, text))
+        self.query("postgres", "SELECT pg_reload_conf()")
+
     # -- databases -------------------------------------------------------
     def url(self, db):
         """The URL a gateway is given for database db (SERVICE_DB_URL,

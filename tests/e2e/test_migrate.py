@@ -395,7 +395,7 @@ def main():
         t.eq(p.returncode, 2, "--to missing: bad usage, exit 2")
         p = migrate(src, cluster.url("nosuchdb"))
         refused(t, p, "a database that does not exist",
-                ["PostgreSQL", "nosuchdb"])
+                ["PostgreSQL", "the database does not exist"])
         t.ok("host=" not in p.stderr and "user=" not in p.stderr,
              "the URL is not in the message", p.stderr)
     finally:

@@ -17,7 +17,10 @@ same file for both):
   request, though they all kept the rows it changed;
 - a password in the URL (SERVICE_DB_URL, --db) is never shown: not in
   the error log when the database refuses the workers, nor in their 503,
-  nor in the console's error for a database that does not exist.
+  nor in the console's error for a database that does not exist;
+- a wrong password, an unknown role and an unreachable port: the log
+  and the console name the server (its socket, or host:port) and why,
+  never the role, the password, the database or the URL.
 
 It runs whatever EVALGATE_TEST_ENGINE says (it is PostgreSQL's by
 nature), and is skipped in a build without the PostgreSQL engine.
@@ -236,6 +239,59 @@ def test_password_hidden(t, a):
         c.cleanup()
 
 
+def test_connection_errors(t, a):
+    """A host refused by the database, or that cannot reach it: its log
+    and the console's error name the server (its socket, or host:port)
+    and why, never the role, the password, the database or the URL."""
+    role, password = "pw_role_x7", "Right-pw-51"
+    a.pg.add_password_role(role, password)
+    db = a.pg.create_database("dbname_hidden_")
+    a.pg.query(db, "GRANT ALL ON SCHEMA public TO %s" % role)
+    sock = "%s/.s.PGSQL.5432" % a.pg.dir
+    url = "postgresql:///%s?host=%s&port=%s&user=%s&password=%s"
+    cases = [
+        ("a wrong password", url % (db, a.pg.dir, 5432, role, "Wrong-pw-93"),
+         sock, "password", (role, "Wrong-pw-93")),
+        ("an unknown role", url % (db, a.pg.dir, 5432, "ghost_role_q3",
+                                   password), sock, "SQLSTATE 28000",
+         ("ghost_role_q3", password)),
+        ("an unreachable port", url % (db, "127.0.0.1", 1, role, password),
+         "127.0.0.1:1", "refused", (role, password)),
+    ]
+    for what, bad, server, why, hidden in cases:
+        c = Gateway(workers=1, share=a, env={"SERVICE_DB_URL": bad})
+        c.url = bad
+        try:
+            c.start()
+            r = c.get("/health/ready")
+            t.eq(r.status, 503, "%s: /health/ready is 503" % what)
+            p = c.admin("app", "list", check=False)
+            log = c.log()
+            lines = [line for line in (log + p.stderr).splitlines()
+                     if "PostgreSQL" in line]
+            t.ok(p.returncode != 0 and
+                 "cannot connect to PostgreSQL at %s: " % server in
+                 p.stderr and "cannot connect to PostgreSQL at %s: " %
+                 server in log and why in log,
+                 "%s: the log and the console name %s and why" % (
+                     what, server), "\n".join(lines) or log[-2000:])
+            shown = log + p.stdout + p.stderr + r.body.decode()
+            t.ok(not [s for s in hidden + (db, bad) if s in shown],
+                 "%s: never the role, the password, the database or the "
+                 "URL" % what, "\n".join(lines))
+            t.stop_clean(c, "%s: no sanitizer reports" % what)
+        finally:
+            c.cleanup()
+    good = Gateway(workers=1, share=a, env={"SERVICE_DB_URL": url % (
+        db, a.pg.dir, 5432, role, password)})
+    good.url = good.env["SERVICE_DB_URL"]
+    try:
+        p = good.admin("init", check=False)
+        t.ok(p.returncode == 0, "the right password connects", p.stderr)
+    finally:
+        good.cleanup()
+
+
 def main():
     require_postgresql()
     t = TAP()
@@ -257,7 +313,7 @@ def main():
              "two hosts: two ports, two cache files, one database")
         t.run([test_admission], a, b, clock)
         t.run([test_decision_across, test_catalog_across], a, b)
-        t.run([test_password_hidden], a)
+        t.run([test_password_hidden, test_connection_errors], a)
         t.ok(os.path.exists(a.env["SERVICE_CACHE_PATH"]) and
              os.path.exists(b.env["SERVICE_CACHE_PATH"]),
              "each host made its own cache file")

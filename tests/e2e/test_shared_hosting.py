@@ -15,7 +15,11 @@ with baseURL ending in /evalgate, Authorization by CGIPassAuth and by
 the rewrite's variable (each alone, and neither: 401), /admin/v1 and
 /metrics 404, the state unreachable over HTTP, bodies on both sides of
 the wrapper's limit and over mod_fcgid's, and the installer run again
-(upgrade in place, data kept).
+(upgrade in place, data kept).  Then, with Apache in the customer's
+group (SERVICE_GROUP_WRITABLE=1, so that it could read the state files):
+a state directory below the document root, directly, through ".." or
+through a symbolic link, refused with nothing made, and no state file
+served at any path below the document root or the web directory.
 
 EVALGATE_SH_BINDIR: where evalgate.fcgi and evalgate-admin are taken
 from (default: the build directory); tests/static_binary_test.sh points
@@ -285,12 +289,91 @@ def test_installer_refusals(t, bindir):
         shutil.rmtree(g.dir, ignore_errors=True)
 
 
+def state_paths(g, webdir, statedir):
+    """The URL paths of the state files if Apache served them: where
+    STATEDIR is, if under the document root; where it would be at the
+    top of the document root, in WEBDIR, and WEBDIR itself."""
+    rel = os.path.relpath(statedir, g.docroot)
+    base = "/" + os.path.relpath(webdir, g.docroot)
+    name = "/" + os.path.basename(statedir)
+    dirs = [name, base + name, base]
+    if not rel.startswith(".."):
+        dirs.append("/" + rel)
+    return ["%s/%s" % (d, n) for d in dirs
+            for n in ("evalgate.db", "pepper", "cache.db")]
+
+
+def apache_run(t, g, what, body):
+    """Runs body(), g's tests, then stops g and checks the sanitizers'
+    silence; an exception fails the run, with the end of g's log.  g is
+    removed in the end."""
+    try:
+        body()
+        t.stop_clean(g)
+    except Exception:
+        import traceback
+        t.ok(False, "%s raised" % what,
+             traceback.format_exc() + "\n" + g.log()[-2000:])
+    finally:
+        g.cleanup()
+
+
+def test_state_in_docroot(t, bindir):
+    """A state directory anywhere under the document root is refused,
+    whatever path leads there.  Apache runs as www-data in the
+    customer's group with SERVICE_GROUP_WRITABLE=1, the install that
+    mode is for (no suexec): it could read the state files wherever they
+    are, so only their place keeps them from being served."""
+    g = SharedHostingGateway(bindir=bindir, suexec=False, shared_group=True)
+    env = {"EVALGATE_SUEXEC": "/nonexistent", "SERVICE_GROUP_WRITABLE": "1"}
+
+    def body():
+        out = g.install(env=env)
+        t.ok(out.returncode == 0, "a state directory outside the document "
+             "root is accepted", out.stdout + out.stderr)
+        g.start()
+        t.eq(g.get(BASE + "/health/ready").status, 200,
+             "Apache's user reads the state files (the worker opens them)")
+        eg2 = os.path.join(g.docroot, "eg2")
+        link = os.path.join(g.home, "site")
+        os.symlink(g.docroot, link)
+        g._give(link)
+        tried = [("beside WEBDIR", os.path.join(g.docroot, "eg2-state")),
+                 ("through ..", os.path.join(g.home, "..", "html",
+                                             "eg2-dots")),
+                 ("through a symbolic link", os.path.join(link, "eg2-link"))]
+        paths = state_paths(g, g.webdir, g.statedir)
+        for what, statedir in tried:
+            out = g.install(webdir=eg2, statedir=statedir, env=env)
+            real = os.path.realpath(statedir)
+            t.ok(out.returncode != 0 and "document root" in out.stderr and
+                 real in out.stderr and "~/evalgate-state" in out.stderr
+                 and not os.path.exists(real) and
+                 not os.path.exists(eg2),
+                 "STATEDIR under the document root %s is refused, naming "
+                 "it and where to put it instead; nothing made" % what,
+                 out.stdout + out.stderr)
+            paths += state_paths(g, eg2, real)
+        pepper = read(os.path.join(g.statedir, "pepper")).strip().encode()
+        served = []
+        for path in dict.fromkeys(paths):
+            r = g.get(path)
+            if r.status not in (400, 403, 404) or \
+                    b"SQLite format" in r.body or pepper in r.body:
+                served.append((path, r.status))
+        t.eq(served, [], "the database, the pepper and the cache are not "
+             "served at any path, below the document root or WEBDIR "
+             "(400, 403 or 404)")
+    apache_run(t, g, "the document-root run", body)
+
+
 def run(t, bindir=BINDIR):
     """The whole test with evalgate.fcgi and evalgate-admin from
     bindir."""
     g = SharedHostingGateway(bindir=bindir)
     print("# binaries from %s; suexec %s" % (bindir, g.suexec))
-    try:
+
+    def body():
         out = g.install()
         test_install(t, g, out)
         # The customer adds variables to the wrapper as for an upstream
@@ -313,14 +396,8 @@ def run(t, bindir=BINDIR):
         test_upgrade(t, g, did, keys)
         t.ok(keys[0] not in g.log() and keys[1] not in g.log(),
              "keys are never logged")
-        t.stop_clean(g)
-    except Exception:
-        import traceback
-        t.ok(False, "the shared-hosting run raised",
-             traceback.format_exc() + "\n" + g.log()[-2000:])
-    finally:
-        g.cleanup()
-    t.run([test_installer_refusals], bindir)
+    apache_run(t, g, "the shared-hosting run", body)
+    t.run([test_installer_refusals, test_state_in_docroot], bindir)
 
 
 def main():
