@@ -81,15 +81,29 @@ test_good(void)
 	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":-1,"
 	    "\"output_tokens\":1}}";
 	ok(backend_parse_systemone(body, strlen(body), questions, &a, why,
-	    sizeof(why)) == 0 && !a.has_usage,
-	    "usage with a negative count: ignored");
+	    sizeof(why)) == -1 && empty(&a) && strstr(why, "usage") != NULL,
+	    "usage with a negative count: does not fit (%s)", why);
 	backend_answer_free(&a);
 
 	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":2.5,"
 	    "\"output_tokens\":1}}";
 	ok(backend_parse_systemone(body, strlen(body), questions, &a, why,
-	    sizeof(why)) == 0 && !a.has_usage,
-	    "usage with a fractional count: ignored");
+	    sizeof(why)) == -1 && empty(&a) && strstr(why, "usage") != NULL,
+	    "usage with a fractional count: does not fit (%s)", why);
+	backend_answer_free(&a);
+
+	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":1000000001,"
+	    "\"output_tokens\":1}}";
+	ok(backend_parse_systemone(body, strlen(body), questions, &a, why,
+	    sizeof(why)) == -1 && empty(&a),
+	    "usage past 10^9: does not fit (%s)", why);
+	backend_answer_free(&a);
+
+	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":1000000000,"
+	    "\"output_tokens\":0}}";
+	ok(backend_parse_systemone(body, strlen(body), questions, &a, why,
+	    sizeof(why)) == 0 && a.has_usage && a.input_tokens == 1000000000,
+	    "usage of 10^9: relayed");
 	backend_answer_free(&a);
 
 	body = "{" GOOD_ANSWERS ",\"usage\":null}";
@@ -126,19 +140,22 @@ static const struct {
 	const char	*reason;	/* a part of why */
 } misfits[] = {
 	{ "not JSON", "{\"model\": \"jev-latest\", \"answers\": {\"x\":"
-	  " {\"type\": \"choice\", \"probabilities\": {0.5, oops", "not JSON" },
-	{ "cut short", "{\"answers\":{", "not JSON" },
-	{ "trailing data", "{\"answers\":{}} x", "not JSON" },
-	{ "two documents", "{\"answers\":{}}{}", "not JSON" },
-	{ "single-value garbage", "oops", "not JSON" },
+	  " {\"type\": \"choice\", \"probabilities\": {0.5, oops", "not valid JSON" },
+	{ "cut short", "{\"answers\":{", "not valid JSON" },
+	{ "trailing data", "{\"answers\":{}} x", "not valid JSON" },
+	{ "two documents", "{\"answers\":{}}{}", "not valid JSON" },
+	{ "single-value garbage", "oops", "not valid JSON" },
 	{ "HTML error page", "<html><body>Bad gateway</body></html>",
-	  "not JSON" },
+	  "not valid JSON" },
 	{ "not an object: array", "[1,2,3]", "not an object" },
 	{ "not an object: string", "\"answers\"", "not an object" },
 	{ "not an object: null", "null", "not an object" },
 	{ "not an object: a number", "42", "not an object" },
 	{ "not an object: true", "true", "not an object" },
-	{ "a cut literal", "tru", "not JSON" },
+	{ "a cut literal", "tru", "not valid JSON" },
+	{ "a key reflected, cut short", "{\"Bearer sk-secret-1",
+	  "not valid JSON" },
+	{ "a key reflected, trailing", "{} Bearer sk-secret-1", "valid JSON" },
 	{ "no answers", "{\"model\":\"m\"}", "no answers" },
 	{ "answers an array (wrong_shape)", "{\"model\":\"m\",\"answers\":[],"
 	  "\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}", "no answers" },
@@ -249,7 +266,8 @@ test_misfits(void)
 		rc = backend_parse_systemone(misfits[i].body,
 		    strlen(misfits[i].body), questions, &a, why, sizeof(why));
 		ok(rc == -1 && empty(&a) && strstr(why, misfits[i].reason) !=
-		    NULL, "refused: %s (%s)", misfits[i].name, why);
+		    NULL && strstr(why, "sk-") == NULL, "refused: %s (%s)",
+		    misfits[i].name, why);
 	}
 }
 
