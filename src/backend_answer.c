@@ -131,8 +131,8 @@ backend_parse_json(const char *body, size_t len, char *why, size_t whylen)
 		if (strchr(" \t\r\n", body[end]) == NULL ||
 		    body[end] == '\0') {
 			json_object_put(root);
-			backend_reason(why, whylen, "the body has trailing data "
-			    "(at byte %zu)", end);
+			backend_reason(why, whylen, "the body has trailing "
+			    "data (at byte %zu)", end);
 			return NULL;
 		}
 	return root;

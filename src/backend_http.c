@@ -39,8 +39,8 @@ static CURL	*pool[BACKEND_HTTP_MAX_PARALLEL];	/* owned: multi's */
 struct sink {
 	struct buf	*b;		/* borrowed */
 	enum buf_rc	 rc;
-	size_t		*total;		/* borrowed: the bytes of the call's
-					 * answers so far */
+	size_t		*total;		/* borrowed: bytes of the
+					 * call's answers so far */
 };
 
 static size_t
@@ -291,7 +291,8 @@ backend_http_post(const char *url, const char *body,
 	at->hint_ms = -1;
 	buf_reset(resp);
 	if (backend_http_init() == -1) {
-		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL, at);
+		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL,
+		    at);
 		return -1;
 	}
 	prepare(curl, url, body, headers, timeout_ms, &sink, &h);
@@ -401,7 +402,8 @@ backend_http_post_many(const struct backend_http_post *posts, size_t n,
 	struct slot	*sl;
 	CURLMsg		*msg;
 	int64_t		 deadline;
-	size_t		 next = 0, running = 0, s, answered = 0, total = 0;
+	size_t		 next = 0, running = 0, s, answered = 0;
+	size_t		 total = 0;	/* bytes of the answers */
 	int		 left, still, failed = 0;
 
 	memset(at, 0, sizeof(*at));
@@ -414,7 +416,8 @@ backend_http_post_many(const struct backend_http_post *posts, size_t n,
 		parallel = BACKEND_HTTP_MAX_PARALLEL;
 	if (multi == NULL) {
 		if ((multi = curl_multi_init()) == NULL) {
-			transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL, at);
+			transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL,
+			    at);
 			return -1;
 		}
 		curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS,
@@ -434,7 +437,8 @@ backend_http_post_many(const struct backend_http_post *posts, size_t n,
 		if (failed || running == 0)
 			break;
 		if (curl_multi_perform(multi, &still) != CURLM_OK) {
-			transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL, at);
+			transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL,
+			    at);
 			failed = 1;
 			break;
 		}

@@ -16,8 +16,8 @@
 #include "backend.h"
 #include "buf.h"
 
-#define BACKEND_HTTP_MAX_ANSWER	(8u << 20)	/* bytes of a call's answers,
-						 * all its POSTs together */
+/* Bytes of a call's answers, all its POSTs together. */
+#define BACKEND_HTTP_MAX_ANSWER	(8u << 20)
 #define BACKEND_HTTP_MAX_RETRY_MS 60000		/* cap on an upstream hint */
 #define BACKEND_HTTP_MAX_CONNECT_MS 5000
 #define BACKEND_HTTP_MAX_PARALLEL 64		/* POSTs in flight at once */

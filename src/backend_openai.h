@@ -22,8 +22,8 @@
 #define OPENAI_CONCURRENCY_DEF	8
 #define OPENAI_MIN_LABEL_MASS	0.5	/* below: the answer does not fit */
 #define OPENAI_MASS_SLACK	1e-6	/* above 1 + this: does not fit */
-#define OPENAI_LOGPROB_SLACK	1e-6	/* above: does not fit; 0..: 0 */
-#define OPENAI_LABEL_TOKENS_MAX	64	/* distinct label tokens of a reply */
+#define OPENAI_LOGPROB_SLACK	1e-6	/* above: unfit; 0 to it: 0 */
+#define OPENAI_LABEL_TOKENS_MAX	64	/* label tokens of a reply */
 #define OPENAI_LABEL_SIZE	4	/* "yes" and its NUL */
 
 /* The kind: one POST {replica}/chat/completions per question, all of an

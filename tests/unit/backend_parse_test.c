@@ -36,12 +36,18 @@ empty(const struct backend_answer *a)
 	"\"legend\":{\"0\":\"low\",\"1\":\"mid\",\"2\":\"high\"}," \
 	"\"probabilities\":{\"2\":0.8,\"0\":0.1,\"1\":0.1}}}"
 
+/* Usage counts that are numbers out of range (0 to 10^9, integers). */
+static const char *const bad_usage[] = {
+	"-1", "2.5", "1e3", "1000000001", "9223372036854775806",
+};
+
 static void
 test_good(void)
 {
 	struct backend_answer	 a;
-	char			 why[128] = "";
+	char			 why[128] = "", text[1024];
 	const char		*body;
+	size_t			 i;
 
 	body = "{\"model\":\"jev-1.14.0\"," GOOD_ANSWERS ",\"usage\":"
 	    "{\"input_tokens\":318,\"output_tokens\":34}}";
@@ -78,26 +84,18 @@ test_good(void)
 	    "usage with a string count: ignored");
 	backend_answer_free(&a);
 
-	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":-1,"
-	    "\"output_tokens\":1}}";
-	ok(backend_parse_systemone(body, strlen(body), questions, &a, why,
-	    sizeof(why)) == -1 && empty(&a) && strstr(why, "usage") != NULL,
-	    "usage with a negative count: does not fit (%s)", why);
-	backend_answer_free(&a);
-
-	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":2.5,"
-	    "\"output_tokens\":1}}";
-	ok(backend_parse_systemone(body, strlen(body), questions, &a, why,
-	    sizeof(why)) == -1 && empty(&a) && strstr(why, "usage") != NULL,
-	    "usage with a fractional count: does not fit (%s)", why);
-	backend_answer_free(&a);
-
-	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":1000000001,"
-	    "\"output_tokens\":1}}";
-	ok(backend_parse_systemone(body, strlen(body), questions, &a, why,
-	    sizeof(why)) == -1 && empty(&a),
-	    "usage past 10^9: does not fit (%s)", why);
-	backend_answer_free(&a);
+	/* A count that is a number out of range: the answer does not fit. */
+	for (i = 0; i < sizeof(bad_usage) / sizeof(bad_usage[0]); i++) {
+		snprintf(text, sizeof(text), "{" GOOD_ANSWERS ",\"usage\":{"
+		    "\"input_tokens\":%s,\"output_tokens\":1}}",
+		    bad_usage[i]);
+		ok(backend_parse_systemone(text, strlen(text), questions, &a,
+		    why, sizeof(why)) == -1 && empty(&a) &&
+		    strstr(why, "usage") != NULL,
+		    "usage with a count of %s: does not fit (%s)",
+		    bad_usage[i], why);
+		backend_answer_free(&a);
+	}
 
 	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":1000000000,"
 	    "\"output_tokens\":0}}";
@@ -140,7 +138,8 @@ static const struct {
 	const char	*reason;	/* a part of why */
 } misfits[] = {
 	{ "not JSON", "{\"model\": \"jev-latest\", \"answers\": {\"x\":"
-	  " {\"type\": \"choice\", \"probabilities\": {0.5, oops", "not valid JSON" },
+	  " {\"type\": \"choice\", \"probabilities\": {0.5, oops",
+	  "not valid JSON" },
 	{ "cut short", "{\"answers\":{", "not valid JSON" },
 	{ "trailing data", "{\"answers\":{}} x", "not valid JSON" },
 	{ "two documents", "{\"answers\":{}}{}", "not valid JSON" },
