@@ -7,10 +7,13 @@
  * it if that is a valid questions map (the body is then what follows).
  *
  * Properties: a parse that succeeds gives the question's arity of
- * finite values >= 0 summing to 1, a label mass at least
- * OPENAI_MIN_LABEL_MASS and finite, usage >= 0; the answer built from
- * it succeeds.  A parse that fails leaves the distribution zero and the
- * reply empty, with a one-line reason. */
+ * finite values >= 0 summing to 1, a label mass from
+ * OPENAI_MIN_LABEL_MASS to 1 + OPENAI_MASS_SLACK, usage from 0 to
+ * BACKEND_USAGE_MAX; the answer built from it succeeds.  A parse that
+ * fails leaves the distribution zero and the reply empty, with a
+ * one-line reason of our own: never the body's text (the seeds reflect
+ * a key "sk-..." in keys, values and tokens; the reason never holds
+ * "sk-"). */
 #include "config.h"
 
 #include <math.h>
@@ -64,9 +67,12 @@ check(json_object *q, const char *body, size_t len)
 		}
 		FUZZ_ASSERT(fabs(sum - 1) < 1e-9);
 		FUZZ_ASSERT(isfinite(r.mass) &&
-		    r.mass >= OPENAI_MIN_LABEL_MASS);
+		    r.mass >= OPENAI_MIN_LABEL_MASS &&
+		    r.mass <= 1 + OPENAI_MASS_SLACK);
 		FUZZ_ASSERT(!r.has_usage || (r.prompt_tokens >= 0 &&
-		    r.completion_tokens >= 0));
+		    r.completion_tokens >= 0 &&
+		    r.prompt_tokens <= BACKEND_USAGE_MAX &&
+		    r.completion_tokens <= BACKEND_USAGE_MAX));
 		FUZZ_ASSERT(answer_normalise(dist, n) == 0);
 		FUZZ_ASSERT((o = answer_build(q, dist, n, 1, 0)) != NULL);
 		json_object_put(o);
@@ -76,6 +82,7 @@ check(json_object *q, const char *body, size_t len)
 		FUZZ_ASSERT(r.mass == 0 && !r.has_usage);
 		FUZZ_ASSERT(why[0] != '\0' && memchr(why, '\0', sizeof(why)));
 		FUZZ_ASSERT(strcspn(why, "\r\n") == strlen(why));
+		FUZZ_ASSERT(strstr(why, "sk-") == NULL);
 	}
 }
 

@@ -9,9 +9,12 @@
  *
  * Properties: a parse that succeeds gives one distribution per question,
  * each of the question's arity, of finite values >= 0 with a finite
- * positive sum (noul: p, 1 - p), usage >= 0, and no replica; the handler
- * then normalises it and builds an answer and a stored distribution.  A
- * parse that fails leaves the answer empty and gives a one-line reason. */
+ * positive sum (noul: p, 1 - p), usage from 0 to BACKEND_USAGE_MAX, and
+ * no replica; the handler then normalises it and builds an answer and
+ * a stored distribution.  A parse that fails leaves the answer empty
+ * and gives a one-line reason of our own: with the demo questions
+ * (whose names it may hold), never the body's text (the seeds reflect
+ * a key "sk-..."; the reason never holds "sk-"). */
 #include "config.h"
 
 #include <math.h>
@@ -78,7 +81,8 @@ check_answer(json_object *qs, const struct backend_answer *a)
 	FUZZ_ASSERT(a->nquestions == (size_t)json_object_object_length(qs));
 	FUZZ_ASSERT(a->replica[0] == '\0');
 	FUZZ_ASSERT(!a->has_usage || (a->input_tokens >= 0 &&
-	    a->output_tokens >= 0));
+	    a->output_tokens >= 0 && a->input_tokens <= BACKEND_USAGE_MAX &&
+	    a->output_tokens <= BACKEND_USAGE_MAX));
 	json_object_object_foreach(qs, name, q) {
 		(void)name;
 		n = question_arity(q);
@@ -119,6 +123,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    !a.has_usage);
 		FUZZ_ASSERT(why[0] != '\0' && memchr(why, '\0', sizeof(why)));
 		FUZZ_ASSERT(strcspn(why, "\r\n") == strlen(why));
+		FUZZ_ASSERT(memchr(data, '\0', size) != NULL ||
+		    strstr(why, "sk-") == NULL);
 	}
 	json_object_put(qs);
 	return 0;

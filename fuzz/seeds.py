@@ -210,6 +210,11 @@ def upstream_seeds():
         "type": "score", "probabilities": {"0": 0, "1": 0, "2": 0, "3": 0}})})
     yield "bare-number", "5"
     yield "null", "null"
+    for name, u in USAGE_EXTREMES:
+        yield "usage-" + name, compact({"answers": ok, "usage": {
+            "input_tokens": u, "output_tokens": u}})
+    for name, text in REFLECTED:
+        yield "reflected-" + name, text
     qs = {"only": {"type": "choice", "criteria": {"x": None, "y": None}},
           "flag": {"type": "noul"}}
     custom = fake_upstream.build_answers(qs, {})
@@ -221,17 +226,41 @@ def upstream_seeds():
         {"answers": fake_upstream.build_answers(many, {}), "usage": usage}))
 
 
+# Usage counts an upstream may send: huge, negative, not integers.
+USAGE_EXTREMES = [("int64-max", 9223372036854775807),
+                  ("int64-max-1", 9223372036854775806),
+                  ("past-1e9", 1000000001), ("1e9", 1000000000),
+                  ("negative", -4), ("fraction", 1.5), ("exponent", 1e3),
+                  ("string", "7")]
+# The key an upstream was sent, reflected back: the reason for refusing
+# it must never hold it (the targets check that "sk-" is not there).
+REFLECTED = [
+    ("key-nul", '{"Bearer sk-fuzz-secret\\u0000x":1}'),
+    ("key-nan", '{"Bearer sk-fuzz-secret":NaN}'),
+    ("key-inf", '{"Bearer sk-fuzz-secret":1e999}'),
+    ("key-surrogate", '{"Bearer sk-fuzz-secret\\ud800":1}'),
+    ("cut", '{"Bearer sk-fuzz-secret'),
+    ("trailing", '{} Bearer sk-fuzz-secret'),
+    ("error", '{"error":{"message":"Incorrect API key: Bearer '
+              'sk-fuzz-secret"}}'),
+    ("header", 'HTTP/1.1 200 OK\r\nX-Echo: Bearer sk-fuzz-secret\r\n'),
+]
+
+
 def openai_reply(tokens, usage=True):
     """A chat completion whose first token's top_logprobs are tokens
-    (token, probability), as fake_openai.py answers."""
+    (token, probability), as fake_openai.py answers; usage True, False
+    or the usage object."""
     top = [fake_openai.token_entry(t, p) for t, p in tokens]
     reply = {"id": "x", "object": "chat.completion", "choices": [{
         "index": 0, "message": {"role": "assistant",
                                 "content": tokens[0][0]},
         "logprobs": {"content": [dict(top[0], top_logprobs=top)]},
         "finish_reason": "length"}]}
-    if usage:
+    if usage is True:
         reply["usage"] = {"prompt_tokens": 120, "completion_tokens": 1}
+    elif usage:
+        reply["usage"] = usage
     return compact(reply)
 
 
@@ -256,6 +285,20 @@ def openai_seeds():
             {"token": "C", "logprob": 0}, {"token": 5, "logprob": 0},
             {"token": "yes", "logprob": "x"}]}]}}],
         "usage": {"prompt_tokens": -1, "completion_tokens": 1.5}})
+    for name, u in USAGE_EXTREMES:
+        yield "usage-" + name, openai_reply([("A", 0.6), ("yes", 0.3)],
+                                            usage={"prompt_tokens": u,
+                                                   "completion_tokens": u})
+    yield "duplicates", openai_reply([("A", 0.4), ("A", 0.4), ("A", 0.4),
+                                      ("B", 0.2), ("yes", 0.4),
+                                      ("yes", 0.4), ("0", 0.3), ("0", 0.3)])
+    yield "variants-past-1", openai_reply([("A", 0.9), (" A", 0.9),
+                                           ("a", 0.9), ("yes", 0.9),
+                                           ("YES", 0.9)])
+    for name, text in REFLECTED:
+        yield "reflected-" + name, text
+    yield "reflected-token", openai_reply([("Bearer sk-fuzz-secret", 0.9),
+                                           ("A", 0.1)])
     qs = {"wide": {"type": "choice", "criteria": {
         k: None for k in "abcdefghijklmnopqrstuvwxyz"}}}
     yield "questions-wide", (compact(qs) + "\0" + openai_reply(

@@ -30,6 +30,12 @@ struct settings;
  * a systemone backend sends when it has no model configured. */
 #define SYSTEMONE_DEFAULT_MODEL	"jev-latest"
 
+/* Bounds on what an upstream's answer may hold (README, "Faults and
+ * hardening"): a usage count of a reply, and an evaluation's sums;
+ * the nesting of its JSON. */
+#define BACKEND_USAGE_MAX	INT64_C(1000000000)
+#define BACKEND_JSON_DEPTH	32
+
 struct backend_answer {
 	size_t	 nquestions;
 	double	**dist;		/* owned: dist[i] for the i-th question of
@@ -192,9 +198,31 @@ int	backend_answer_alloc(struct backend_answer *a, json_object *questions);
 void	backend_answer_free(struct backend_answer *a);
 /* Writes the reason an answer does not fit into why (whylen bytes;
  * control characters made '?', so that it stays one log line), for the
- * kinds' parsers.  Returns -1. */
+ * kinds' parsers.  A reason is made of our own words and numbers only
+ * (a question or option name of the schema, a byte offset, a count),
+ * never of the upstream's bytes: it reaches the client's 503 and the
+ * log, and an upstream may reflect the key it was sent.  Returns -1. */
 int	backend_reason(char *why, size_t whylen, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/* Parses an upstream's body (len bytes, not necessarily NUL-terminated)
+ * as one strict JSON value nested at most BACKEND_JSON_DEPTH deep with
+ * only whitespace after it: a new object the caller puts, or NULL with
+ * why set to a fixed reason ("the body is not valid JSON (at byte N)",
+ * ...; JSON null: "not an object").  What json-c takes but would not
+ * keep as sent is left to ju_lossy(), called without a path. */
+json_object	*backend_parse_json(const char *body, size_t len, char *why,
+		    size_t whylen);
+/* The usage counts in_key and out_key of the object u (borrowed; NULL
+ * or not an object: none) into *in and *out: 1 read, 0 none (a count
+ * missing or not a number), or -1 with why set when a count is a
+ * number but not an integer from 0 to BACKEND_USAGE_MAX: the answer
+ * does not fit. */
+int	backend_usage_read(json_object *u, const char *in_key,
+	    const char *out_key, int64_t *in, int64_t *out, char *why,
+	    size_t whylen);
+/* Adds one reply's usage to a's sums: 0, or -1 (a unchanged) when a sum
+ * would pass BACKEND_USAGE_MAX. */
+int	backend_usage_add(struct backend_answer *a, int64_t in, int64_t out);
 
 /* Releases the per-process state of every kind, at exit and before
  * curl_global_cleanup().  Idempotent. */

@@ -7,9 +7,11 @@
  * pointer to the caller's memory.  Several POSTs at once go through one
  * multi handle per process and a pool of easy handles, kept and reset
  * the same way (the multi handle keeps their connections).  The answer's
- * body goes into the caller's capped buffer.  What a transport failure
+ * body goes into the caller's capped buffer; the answers of one call
+ * together are capped the same (README, "Faults and hardening"), and
+ * none is read once the call's time is up.  What a transport failure
  * or an HTTP status means for the replica is read from the two tables
- * below. */
+ * below.  Nothing the upstream sent is logged or put in a reason. */
 #include "config.h"
 
 #include <ctype.h>
@@ -37,6 +39,8 @@ static CURL	*pool[BACKEND_HTTP_MAX_PARALLEL];	/* owned: multi's */
 struct sink {
 	struct buf	*b;		/* borrowed */
 	enum buf_rc	 rc;
+	size_t		*total;		/* borrowed: bytes of the
+					 * call's answers so far */
 };
 
 static size_t
@@ -45,15 +49,22 @@ on_body(char *data, size_t size, size_t nmemb, void *arg)
 	struct sink	*s = arg;
 	size_t		 n = size * nmemb;
 
+	if (n > BACKEND_HTTP_MAX_ANSWER - *s->total) {
+		s->rc = BUF_TOO_LARGE;
+		return 0;
+	}
 	if ((s->rc = buf_add(s->b, data, n)) != BUF_OK)
 		return 0;
+	*s->total += n;
 	return n;
 }
 
-/* The upstream's hints on when to come back; -1 when none. */
+/* The upstream's hints on when to come back (-1 when none), and
+ * whether its status line came. */
 struct hints {
 	long	 retry_after_ms;	/* retry-after-ms */
 	long	 retry_after;		/* Retry-After, in ms */
+	int	 status_seen;
 };
 
 static long
@@ -76,6 +87,7 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 
 	if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) {
 		h->retry_after_ms = h->retry_after = -1;	/* a new answer */
+		h->status_seen = 1;
 		return n;
 	}
 	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ?
@@ -100,8 +112,16 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* libcurl 7 reports a header line past its cap (100 KB) as out of
+ * memory; libcurl 8.6 and later say CURLE_TOO_LARGE (100).  After the
+ * status line has come, either is taken for headers too large. */
+#define HEADERS_TOO_LARGE	((CURLcode)100)
+
 /* What a transport failure means for the replica.  An answer too large
- * arrived: like one that does not fit, it fails only its evaluation. */
+ * arrived: like one that does not fit, it fails only its evaluation.
+ * Headers too large are well-formed HTTP that cannot be used, from a
+ * server that does it every time: a failure of the server, so that
+ * such a replica rests. */
 static const struct {
 	CURLcode		 code;
 	enum backend_verdict	 verdict;
@@ -132,6 +152,8 @@ static const struct {
 	  "the answer is not HTTP" },
 	{ CURLE_WEIRD_SERVER_REPLY,	BV_FAILED, MO_UNFIT,
 	  "the answer is not HTTP" },
+	{ HEADERS_TOO_LARGE,		BV_FAILED, MO_HTTP_OTHER,
+	  "the answer's headers are too large" },
 	{ CURLE_URL_MALFORMAT,		BV_NONE, MO_ERROR, "malformed URL" },
 	{ CURLE_OUT_OF_MEMORY,		BV_NONE, MO_ERROR, "out of memory" },
 };
@@ -181,10 +203,13 @@ status_failure(long status, const struct hints *h,
 }
 
 static void
-transport_failure(CURLcode code, enum buf_rc rc, struct backend_attempt *at)
+transport_failure(CURLcode code, enum buf_rc rc, const struct hints *h,
+    struct backend_attempt *at)
 {
 	size_t	 i;
 
+	if (code == CURLE_OUT_OF_MEMORY && h != NULL && h->status_seen)
+		code = HEADERS_TOO_LARGE;
 	at->verdict = BV_FAILED;
 	at->outcome = MO_CONNECT;
 	if (rc != BUF_OK) {
@@ -256,8 +281,9 @@ backend_http_post(const char *url, const char *body,
     struct curl_slist *headers, long timeout_ms, struct buf *resp,
     struct backend_attempt *at)
 {
-	struct hints	 h = { -1, -1 };
-	struct sink	 sink = { resp, BUF_OK };
+	struct hints	 h = { -1, -1, 0 };
+	size_t		 total = 0;
+	struct sink	 sink = { resp, BUF_OK, &total };
 	CURLcode	 code;
 	long		 status = 0;
 
@@ -265,7 +291,8 @@ backend_http_post(const char *url, const char *body,
 	at->hint_ms = -1;
 	buf_reset(resp);
 	if (backend_http_init() == -1) {
-		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, at);
+		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL,
+		    at);
 		return -1;
 	}
 	prepare(curl, url, body, headers, timeout_ms, &sink, &h);
@@ -275,7 +302,7 @@ backend_http_post(const char *url, const char *body,
 	curl_easy_reset(curl);	/* no borrowed pointer stays; keeps */
 				/* the live connections */
 	if (code != CURLE_OK) {
-		transport_failure(code, sink.rc, at);
+		transport_failure(code, sink.rc, &h, at);
 		return -1;
 	}
 	return status_failure(status, &h, at);
@@ -292,33 +319,35 @@ struct slot {
 };
 
 /* Starts POST i on pool handle s, with what is left of the time until
- * deadline_us.  0, or -1 with at filled. */
+ * deadline_us, its body counted in *total.  0, or -1 with at filled. */
 static int
 start(struct slot *slots, size_t s, const struct backend_http_post *p,
     size_t i, struct curl_slist *headers, int64_t deadline_us,
-    struct backend_attempt *at)
+    size_t *total, struct backend_attempt *at)
 {
 	int64_t	 left_ms = (deadline_us - clock_mono_us()) / 1000;
 
 	if (left_ms <= 0) {
-		transport_failure(CURLE_OPERATION_TIMEDOUT, BUF_OK, at);
+		transport_failure(CURLE_OPERATION_TIMEDOUT, BUF_OK, NULL, at);
 		return -1;
 	}
 	if (pool[s] == NULL && (pool[s] = curl_easy_init()) == NULL) {
-		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, at);
+		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL, at);
 		return -1;
 	}
 	buf_reset(p->resp);
 	slots[s].i = i;
 	slots[s].sink.b = p->resp;
 	slots[s].sink.rc = BUF_OK;
+	slots[s].sink.total = total;
 	slots[s].h.retry_after_ms = slots[s].h.retry_after = -1;
+	slots[s].h.status_seen = 0;
 	prepare(pool[s], p->url, p->body, headers, (long)left_ms,
 	    &slots[s].sink, &slots[s].h);
 	curl_easy_setopt(pool[s], CURLOPT_PRIVATE, (void *)&slots[s]);
 	if (curl_multi_add_handle(multi, pool[s]) != CURLM_OK) {
 		curl_easy_reset(pool[s]);
-		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, at);
+		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL, at);
 		return -1;
 	}
 	slots[s].busy = 1;
@@ -346,10 +375,21 @@ finished(struct slot *slots, size_t s, CURLcode code,
 	if (code == CURLE_OK)
 		curl_easy_getinfo(pool[s], CURLINFO_RESPONSE_CODE, &status);
 	if (code != CURLE_OK) {
-		transport_failure(code, slots[s].sink.rc, at);
+		transport_failure(code, slots[s].sink.rc, &slots[s].h, at);
 		return -1;
 	}
 	return status_failure(status, &slots[s].h, at);
+}
+
+/* Whether the call's time is up (at filled then): an answer that came
+ * too late is not parsed. */
+static int
+past(int64_t deadline_us, struct backend_attempt *at)
+{
+	if (clock_mono_us() < deadline_us)
+		return 0;
+	transport_failure(CURLE_OPERATION_TIMEDOUT, BUF_OK, NULL, at);
+	return 1;
 }
 
 int
@@ -363,6 +403,7 @@ backend_http_post_many(const struct backend_http_post *posts, size_t n,
 	CURLMsg		*msg;
 	int64_t		 deadline;
 	size_t		 next = 0, running = 0, s, answered = 0;
+	size_t		 total = 0;	/* bytes of the answers */
 	int		 left, still, failed = 0;
 
 	memset(at, 0, sizeof(*at));
@@ -375,7 +416,8 @@ backend_http_post_many(const struct backend_http_post *posts, size_t n,
 		parallel = BACKEND_HTTP_MAX_PARALLEL;
 	if (multi == NULL) {
 		if ((multi = curl_multi_init()) == NULL) {
-			transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, at);
+			transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL,
+			    at);
 			return -1;
 		}
 		curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS,
@@ -385,7 +427,7 @@ backend_http_post_many(const struct backend_http_post *posts, size_t n,
 		for (s = 0; s < parallel && next < n && !failed; s++)
 			if (!slots[s].busy) {
 				if (start(slots, s, &posts[next], next,
-				    headers, deadline, at) == -1)
+				    headers, deadline, &total, at) == -1)
 					failed = 1;
 				else {
 					next++;
@@ -395,7 +437,8 @@ backend_http_post_many(const struct backend_http_post *posts, size_t n,
 		if (failed || running == 0)
 			break;
 		if (curl_multi_perform(multi, &still) != CURLM_OK) {
-			transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, at);
+			transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL,
+			    at);
 			failed = 1;
 			break;
 		}
@@ -410,6 +453,7 @@ backend_http_post_many(const struct backend_http_post *posts, size_t n,
 				continue;
 			s = (size_t)(sl - slots);
 			if (finished(slots, s, msg->data.result, at) == -1 ||
+			    past(deadline, at) ||
 			    (done != NULL && done(arg, sl->i, at) == -1))
 				failed = 1;
 			else

@@ -16,7 +16,8 @@
 #include "backend.h"
 #include "buf.h"
 
-#define BACKEND_HTTP_MAX_ANSWER	(8u << 20)	/* bytes of one answer */
+/* Bytes of a call's answers, all its POSTs together. */
+#define BACKEND_HTTP_MAX_ANSWER	(8u << 20)
 #define BACKEND_HTTP_MAX_RETRY_MS 60000		/* cap on an upstream hint */
 #define BACKEND_HTTP_MAX_CONNECT_MS 5000
 #define BACKEND_HTTP_MAX_PARALLEL 64		/* POSTs in flight at once */
@@ -57,9 +58,11 @@ struct backend_http_post {
 
 /* Performs the n POSTs of posts with headers (borrowed), at most
  * parallel (1..BACKEND_HTTP_MAX_PARALLEL) in flight at once, on the
- * process's multi handle, all within timeout_ms from the call.  As each
- * answers 2xx, done(arg, i, at) reads posts[i].resp: 0 to go on, or -1
- * with at filled.  The first failure, of the transport, the status (as
+ * process's multi handle, all within timeout_ms from the call, their
+ * bodies BACKEND_HTTP_MAX_ANSWER bytes in all (past it: "answer too
+ * large", an answer that does not fit).  As each answers 2xx before
+ * the time is up, done(arg, i, at) reads posts[i].resp: 0 to go on, or
+ * -1 with at filled.  The first failure, of the transport, the status (as
  * for backend_http_post()) or done(), ends the call: the POSTs in
  * flight are abandoned and the rest not sent.  0 when every POST
  * answered and done() took it; -1 with at saying why. */

@@ -273,39 +273,46 @@ label_index(enum qtype t, size_t n, const char *token, size_t len)
 	return -1;
 }
 
-/* A member that is a JSON integer from 0 to INT64_MAX - 1. */
+/* A token already counted: an entry of top_logprobs that repeats the
+ * text of one before it counts once (the first); distinct tokens of one
+ * label (" A", "a") are summed. */
+struct seen {
+	const char	*text[OPENAI_LABEL_TOKENS_MAX];	/* borrowed */
+	size_t		 len[OPENAI_LABEL_TOKENS_MAX];
+	size_t		 n;
+};
+
+/* 1 if token (len bytes) was counted before, else 0 and it is noted;
+ * -1 when there are more label tokens than can be noted. */
 static int
-count(json_object *obj, const char *key, int64_t *v)
+seen_before(struct seen *s, const char *token, size_t len)
 {
-	json_object	*o;
+	size_t	 i;
 
-	if ((o = member(obj, key, json_type_int)) == NULL)
+	for (i = 0; i < s->n; i++)
+		if (s->len[i] == len && memcmp(s->text[i], token, len) == 0)
+			return 1;
+	if (s->n == OPENAI_LABEL_TOKENS_MAX)
 		return -1;
-	*v = json_object_get_int64(o);
-	return *v >= 0 && *v < INT64_MAX ? 0 : -1;
+	s->text[s->n] = token;
+	s->len[s->n++] = len;
+	return 0;
 }
 
-/* Usage is relayed when it is well formed, and ignored otherwise. */
-static void
-read_usage(json_object *root, struct openai_reply *r)
+/* Adds the masses of top's entries to dist: 0, or -1 with why set for
+ * a logprob above 0 (a probability above 1) or too many label tokens.
+ * An entry without a string token or a numeric logprob is skipped. */
+static int
+add_masses(json_object *top, enum qtype t, double *dist, size_t n,
+    char *why, size_t whylen)
 {
-	json_object	*u = member(root, "usage", json_type_object);
-
-	if (u != NULL && count(u, "prompt_tokens", &r->prompt_tokens) == 0 &&
-	    count(u, "completion_tokens", &r->completion_tokens) == 0)
-		r->has_usage = 1;
-	else
-		r->prompt_tokens = r->completion_tokens = 0;
-}
-
-/* Adds the masses of top's entries to dist. */
-static void
-add_masses(json_object *top, enum qtype t, double *dist, size_t n)
-{
+	struct seen	 s = { .n = 0 };
 	json_object	*entry, *token, *lp;
+	const char	*text;
 	double		 v;
-	size_t		 i, len = json_object_array_length(top);
+	size_t		 i, len = json_object_array_length(top), tlen;
 	long		 j;
+	int		 dup;
 
 	for (i = 0; i < len; i++) {
 		entry = json_object_array_get_idx(top, i);
@@ -315,13 +322,20 @@ add_masses(json_object *top, enum qtype t, double *dist, size_t n)
 		    !json_object_is_type(lp, json_type_int)))
 			continue;
 		v = json_object_get_double(lp);
-		if (!isfinite(v))
+		if (!isfinite(v) || v > OPENAI_LOGPROB_SLACK)
+			return backend_reason(why, whylen, "top_logprobs entry "
+			    "%zu has a logprob that is not a number <= 0", i);
+		text = json_object_get_string(token);
+		tlen = (size_t)json_object_get_string_len(token);
+		if ((j = label_index(t, n, text, tlen)) < 0)
 			continue;
-		j = label_index(t, n, json_object_get_string(token),
-		    (size_t)json_object_get_string_len(token));
-		if (j >= 0)
+		if ((dup = seen_before(&s, text, tlen)) == -1)
+			return backend_reason(why, whylen, "more than %d label "
+			    "tokens", OPENAI_LABEL_TOKENS_MAX);
+		if (!dup)
 			dist[j] += exp(v < 0 ? v : 0);	/* p <= 1 */
 	}
+	return 0;
 }
 
 int
@@ -329,8 +343,8 @@ backend_parse_openai(const char *body, size_t len, json_object *q,
     double *dist, size_t n, struct openai_reply *r, char *why,
     size_t whylen)
 {
-	struct error	 e = { 0 };
-	json_object	*root, *c0, *lp, *top;
+	json_object	*root, *c0, *lp, *top, *u = NULL;
+	const char	*lossy;
 	enum qtype	 t = question_type(q);
 	double		 mass = 0;
 	size_t		 i;
@@ -344,10 +358,16 @@ backend_parse_openai(const char *body, size_t len, json_object *q,
 	while (len > 0 && strchr(" \t\r\n", body[len - 1]) != NULL &&
 	    body[len - 1] != '\0')
 		len--;
-	if ((root = ju_parse_body(body, len, &e)) == NULL) {
-		backend_reason(why, whylen, "not a JSON object: %s", e.message);
-		error_clear(&e);
+	/* The body is the upstream's: the reason never quotes it. */
+	if ((root = backend_parse_json(body, len, why, whylen)) == NULL)
 		return -1;
+	if (!json_object_is_type(root, json_type_object)) {
+		backend_reason(why, whylen, "not an object");
+		goto done;
+	}
+	if ((lossy = ju_lossy(body, len, NULL, 0)) != NULL) {
+		backend_reason(why, whylen, "%s", lossy);
+		goto done;
 	}
 	if ((c0 = first(member(root, "choices", json_type_array))) == NULL ||
 	    !json_object_is_type(c0, json_type_object)) {
@@ -363,7 +383,8 @@ backend_parse_openai(const char *body, size_t len, json_object *q,
 		backend_reason(why, whylen, "no top_logprobs for the first token");
 		goto done;
 	}
-	add_masses(top, t, dist, n);
+	if (add_masses(top, t, dist, n, why, whylen) == -1)
+		goto done;
 	for (i = 0; i < n; i++)
 		mass += dist[i];
 	if (!(mass > 0)) {
@@ -375,10 +396,18 @@ backend_parse_openai(const char *body, size_t len, json_object *q,
 		    OPENAI_MIN_LABEL_MASS);
 		goto done;
 	}
+	if (mass > 1 + OPENAI_MASS_SLACK) {
+		backend_reason(why, whylen, "label mass %.3f is above 1", mass);
+		goto done;
+	}
+	json_object_object_get_ex(root, "usage", &u);
+	if ((r->has_usage = backend_usage_read(u, "prompt_tokens",
+	    "completion_tokens", &r->prompt_tokens, &r->completion_tokens,
+	    why, whylen)) == -1)
+		goto done;
 	for (i = 0; i < n; i++)
 		dist[i] /= mass;
 	r->mass = mass;
-	read_usage(root, r);
 	rc = 0;
 done:
 	json_object_put(root);
@@ -489,8 +518,15 @@ openai_done(void *arg, size_t i, struct backend_attempt *at)
 	}
 	out->label_mass[i] = r.mass;
 	k->usage_all &= r.has_usage;
-	out->input_tokens += r.prompt_tokens;
-	out->output_tokens += r.completion_tokens;
+	if (backend_usage_add(out, r.prompt_tokens, r.completion_tokens) ==
+	    -1) {
+		at->verdict = BV_ANSWERED;
+		at->outcome = MO_UNFIT;
+		snprintf(at->reason, sizeof(at->reason), "the answers do not "
+		    "fit: their usage sums past %lld tokens",
+		    (long long)BACKEND_USAGE_MAX);
+		return -1;
+	}
 	return 0;
 }
 

@@ -22,6 +22,9 @@
 #define OPENAI_CONCURRENCY_MAX	BOUND_CONCURRENCY_MAX
 #define OPENAI_CONCURRENCY_DEF	8
 #define OPENAI_MIN_LABEL_MASS	0.5	/* below: the answer does not fit */
+#define OPENAI_MASS_SLACK	1e-6	/* above 1 + this: does not fit */
+#define OPENAI_LOGPROB_SLACK	1e-6	/* above: unfit; 0 to it: 0 */
+#define OPENAI_LABEL_TOKENS_MAX	64	/* label tokens of a reply */
 #define OPENAI_LABEL_SIZE	4	/* "yes" and its NUL */
 
 /* The kind: one POST {replica}/chat/completions per question, all of an
@@ -54,10 +57,13 @@ struct openai_reply {
  * entries, overwritten: the labels' masses renormalised to sum 1) and
  * r.  The masses are read from choices[0].logprobs.content[0]
  * .top_logprobs: each entry whose token, with surrounding whitespace
- * removed and case folded, is a label adds exp(logprob) to it.  0, or
- * -1 with a short one-line reason in why (never the body): no JSON
- * object, no logprobs, no label among the tokens, or a mass below
- * OPENAI_MIN_LABEL_MASS.  Pure: no I/O, no global state. */
+ * removed and case folded, is a label adds exp(logprob) to it; an
+ * entry whose token repeats the exact text of one before it counts
+ * once.  0, or -1 with a short one-line reason in why (our own text,
+ * never the body's): no JSON object, no logprobs, a logprob above 0,
+ * no label among the tokens, a mass below OPENAI_MIN_LABEL_MASS or
+ * above 1, a usage count out of range (backend_usage_read()).  Pure:
+ * no I/O, no global state. */
 int	backend_parse_openai(const char *body, size_t len, json_object *q,
 	    double *dist, size_t n, struct openai_reply *r, char *why,
 	    size_t whylen);

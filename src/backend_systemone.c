@@ -10,7 +10,6 @@
  * (fuzz/fuzz_upstream.c) call it without an upstream. */
 #include "config.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,8 +22,6 @@
 #include "json_util.h"
 #include "question.h"
 #include "xalloc.h"
-
-#define PARSE_DEPTH	32		/* JSON nesting accepted */
 
 /* A JSON number that is finite: 0 and *v, or -1. */
 static int
@@ -154,105 +151,20 @@ static int (*const fills[Q__MAX])(json_object *, json_object *, double *,
 	[Q_NOUL]	= fill_noul,
 };
 
-/* A member that is a JSON integer from 0 to INT64_MAX - 1. */
-static int
-count(json_object *obj, const char *key, int64_t *v)
-{
-	json_object	*o;
-
-	if (!json_object_object_get_ex(obj, key, &o) ||
-	    !json_object_is_type(o, json_type_int))
-		return -1;
-	*v = json_object_get_int64(o);
-	return *v >= 0 && *v < INT64_MAX ? 0 : -1;
-}
-
-/* Usage is relayed when it is well formed, and ignored otherwise: the
- * answers are what matter. */
-static void
-read_usage(json_object *root, struct backend_answer *out)
-{
-	json_object	*u;
-	int64_t		 in, outn;
-
-	if (json_object_object_get_ex(root, "usage", &u) &&
-	    json_object_is_type(u, json_type_object) &&
-	    count(u, "input_tokens", &in) == 0 &&
-	    count(u, "output_tokens", &outn) == 0) {
-		out->has_usage = 1;
-		out->input_tokens = in;
-		out->output_tokens = outn;
-	}
-}
-
-/* The parsed body, or NULL with why set. */
-static json_object *
-parse_json(const char *body, size_t len, char *why, size_t whylen)
-{
-	json_tokener		*tok;
-	json_object		*root;
-	enum json_tokener_error	 jerr;
-	size_t			 end;
-
-	if (body == NULL || len == 0) {
-		backend_reason(why, whylen, "empty answer");
-		return NULL;
-	}
-	if (len > INT_MAX) {
-		backend_reason(why, whylen, "answer too large");
-		return NULL;
-	}
-	if ((tok = json_tokener_new_ex(PARSE_DEPTH)) == NULL) {
-		backend_reason(why, whylen, "out of memory");
-		return NULL;
-	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	root = json_tokener_parse_ex(tok, body, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	if (jerr == json_tokener_continue) {	/* ends a bare number */
-		root = json_tokener_parse_ex(tok, "", 1);
-		jerr = json_tokener_get_error(tok);
-	}
-	json_tokener_free(tok);
-	if (jerr == json_tokener_success && root == NULL) {
-		backend_reason(why, whylen, "not an object");	/* null */
-		return NULL;
-	}
-	if (root == NULL || jerr != json_tokener_success) {
-		json_object_put(root);
-		if (jerr == json_tokener_error_depth)
-			backend_reason(why, whylen, "not JSON: nested too deeply");
-		else if (jerr == json_tokener_continue)
-			backend_reason(why, whylen, "not JSON: cut short");
-		else
-			backend_reason(why, whylen, "not JSON: %s",
-			    json_tokener_error_desc(jerr));
-		return NULL;
-	}
-	for (; end < len; end++)
-		if (strchr(" \t\r\n", body[end]) == NULL ||
-		    body[end] == '\0') {
-			json_object_put(root);
-			backend_reason(why, whylen, "not JSON: trailing data");
-			return NULL;
-		}
-	return root;
-}
-
 int
 backend_parse_systemone(const char *body, size_t len,
     json_object *questions, struct backend_answer *out, char *why,
     size_t whylen)
 {
-	json_object	*root, *answers, *a, *type;
+	json_object	*root, *answers, *a, *type, *u = NULL;
 	const char	*lossy;
 	enum qtype	 t;
+	int64_t		 in, outn;
 	size_t		 i = 0, n;
-	int		 rc = -1;
+	int		 rc = -1, has;
 
 	memset(out, 0, sizeof(*out));
-	if ((root = parse_json(body, len, why, whylen)) == NULL)
+	if ((root = backend_parse_json(body, len, why, whylen)) == NULL)
 		return -1;
 	if (!json_object_is_type(root, json_type_object)) {
 		backend_reason(why, whylen, "not an object");
@@ -304,7 +216,15 @@ backend_parse_systemone(const char *body, size_t len,
 		backend_reason(why, whylen, "%s", lossy);
 		goto done;
 	}
-	read_usage(root, out);
+	/* Usage is relayed when it is there; a count out of range (our
+	 * bounds, backend.h) makes the answer unfit. */
+	json_object_object_get_ex(root, "usage", &u);
+	if ((has = backend_usage_read(u, "input_tokens", "output_tokens",
+	    &in, &outn, why, whylen)) == -1)
+		goto done;
+	out->has_usage = has;
+	out->input_tokens = in;
+	out->output_tokens = outn;
 	rc = 0;
 done:
 	json_object_put(root);

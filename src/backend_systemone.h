@@ -19,9 +19,10 @@ extern const struct backend_kind backend_kind_systemone;
 /* Parses an upstream 200 body (len bytes, not necessarily NUL-terminated)
  * against the questions (borrowed, validated) into out (overwritten: it
  * must hold nothing): one distribution per question in the questions'
- * order, as question.h says, plus "usage" when it holds two integers
- * >= 0.  0, or -1 with a short reason in why (never the body) and out
- * left empty.  Pure: no I/O, no global state. */
+ * order, as question.h says, plus "usage" when it holds both counts
+ * (backend_usage_read(): a count out of range fails the answer).  0,
+ * or -1 with a short reason in why (our own text, never the body's)
+ * and out left empty.  Pure: no I/O, no global state. */
 int	backend_parse_systemone(const char *body, size_t len,
 	    json_object *questions, struct backend_answer *out, char *why,
 	    size_t whylen);

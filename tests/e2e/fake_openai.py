@@ -76,7 +76,14 @@ Control (never subject to the fault modes):
          "answers": {match: {token: p} | [p, ...]},
          "label_mass": x,                  # the default rule's label mass
          "usage": {...} | false,           # override usage, or false: omit it
-         "response_model": str | null, "api_key": str | null}
+         "response_model": str | null, "api_key": str | null,
+         "raw_body": str | null,           # sent as the completion's body
+         "raw_status": n,                  # with raw_body (default 200)
+         "raw_headers": {name: value},     # on every completion answer
+         "pad_bytes": n}                   # a member "pad" of n bytes in
+                                           # the answer of mode ok
+        In raw_body and raw_headers' values, %AUTH% stands for the
+        request's Authorization header (a hostile server reflecting it).
         -> 200 the whole current configuration
     GET  /_control  -> the configuration, with "in_flight" (completion calls
                        being answered now) and "in_flight_max" (the most at
@@ -144,7 +151,8 @@ class State:
     handler threads."""
 
     FIELDS = ("mode", "delay_ms", "call_delay_ms", "times", "retry_after_ms",
-              "answers", "label_mass", "usage", "response_model", "api_key")
+              "answers", "label_mass", "usage", "response_model", "api_key",
+              "raw_body", "raw_status", "raw_headers", "pad_bytes")
 
     def __init__(self, mode, delay_ms, api_key):
         self.lock = threading.Lock()
@@ -166,6 +174,10 @@ class State:
             self.usage = None
             self.response_model = None
             self.api_key = self.start_key
+            self.raw_body = None
+            self.raw_status = 200
+            self.raw_headers = {}
+            self.pad_bytes = 0
             self.requests = []
             self.seq = 0
             self.in_flight_max = self.in_flight
@@ -190,6 +202,16 @@ class State:
             if k in cfg and not (isinstance(cfg[k], (int, float)) and
                                  not isinstance(cfg[k], bool) and cfg[k] >= 0):
                 return "%s must be a number >= 0" % k
+        for k in ("raw_status", "pad_bytes"):
+            if k in cfg and not (isinstance(cfg[k], int) and cfg[k] >= 0):
+                return "%s must be an integer >= 0" % k
+        if "raw_body" in cfg and not isinstance(cfg["raw_body"],
+                                                (str, type(None))):
+            return "raw_body must be a string or null"
+        if "raw_headers" in cfg and not (
+                isinstance(cfg["raw_headers"], dict) and all(
+                    isinstance(v, str) for v in cfg["raw_headers"].values())):
+            return "raw_headers must be {name: string}"
         if "times" in cfg and cfg["times"] is not None and not (
                 isinstance(cfg["times"], int) and cfg["times"] >= 0):
             return "times must be an integer >= 0 or null"
@@ -477,7 +499,17 @@ class Handler(FakeHandler):
             retry_ms = int(STATE.retry_after_ms)
             call_delay = STATE.call_delay_ms
             response_model = STATE.response_model
+            raw_body, raw_status = STATE.raw_body, STATE.raw_status
+            pad = STATE.pad_bytes
+            auth = self.headers.get("Authorization") or ""
+            headers = {k: v.replace("%AUTH%", auth)
+                       for k, v in STATE.raw_headers.items()}
         log("completion mode=%s" % mode)
+        if raw_body is not None:
+            entry["status"] = raw_status
+            self.send_bytes(raw_status, raw_body.replace(
+                "%AUTH%", auth).encode("utf-8"), extra=headers)
+            return
 
         texts = [message_text(m) for m in body["messages"]]
         kind, labels = find_labels(texts[-1])
@@ -556,8 +588,10 @@ class Handler(FakeHandler):
         if usage_cfg is not False:
             obj["usage"] = usage
             entry["usage"] = usage
+        if pad:
+            obj["pad"] = "p" * pad
         entry["status"] = 200
-        self.send_json(200, obj)
+        self.send_json(200, obj, extra=headers)
 
 
 def main():

@@ -36,12 +36,18 @@ empty(const struct backend_answer *a)
 	"\"legend\":{\"0\":\"low\",\"1\":\"mid\",\"2\":\"high\"}," \
 	"\"probabilities\":{\"2\":0.8,\"0\":0.1,\"1\":0.1}}}"
 
+/* Usage counts that are numbers out of range (0 to 10^9, integers). */
+static const char *const bad_usage[] = {
+	"-1", "2.5", "1e3", "1000000001", "9223372036854775806",
+};
+
 static void
 test_good(void)
 {
 	struct backend_answer	 a;
-	char			 why[128] = "";
+	char			 why[128] = "", text[1024];
 	const char		*body;
+	size_t			 i;
 
 	body = "{\"model\":\"jev-1.14.0\"," GOOD_ANSWERS ",\"usage\":"
 	    "{\"input_tokens\":318,\"output_tokens\":34}}";
@@ -78,18 +84,24 @@ test_good(void)
 	    "usage with a string count: ignored");
 	backend_answer_free(&a);
 
-	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":-1,"
-	    "\"output_tokens\":1}}";
-	ok(backend_parse_systemone(body, strlen(body), questions, &a, why,
-	    sizeof(why)) == 0 && !a.has_usage,
-	    "usage with a negative count: ignored");
-	backend_answer_free(&a);
+	/* A count that is a number out of range: the answer does not fit. */
+	for (i = 0; i < sizeof(bad_usage) / sizeof(bad_usage[0]); i++) {
+		snprintf(text, sizeof(text), "{" GOOD_ANSWERS ",\"usage\":{"
+		    "\"input_tokens\":%s,\"output_tokens\":1}}",
+		    bad_usage[i]);
+		ok(backend_parse_systemone(text, strlen(text), questions, &a,
+		    why, sizeof(why)) == -1 && empty(&a) &&
+		    strstr(why, "usage") != NULL,
+		    "usage with a count of %s: does not fit (%s)",
+		    bad_usage[i], why);
+		backend_answer_free(&a);
+	}
 
-	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":2.5,"
-	    "\"output_tokens\":1}}";
+	body = "{" GOOD_ANSWERS ",\"usage\":{\"input_tokens\":1000000000,"
+	    "\"output_tokens\":0}}";
 	ok(backend_parse_systemone(body, strlen(body), questions, &a, why,
-	    sizeof(why)) == 0 && !a.has_usage,
-	    "usage with a fractional count: ignored");
+	    sizeof(why)) == 0 && a.has_usage && a.input_tokens == 1000000000,
+	    "usage of 10^9: relayed");
 	backend_answer_free(&a);
 
 	body = "{" GOOD_ANSWERS ",\"usage\":null}";
@@ -126,19 +138,23 @@ static const struct {
 	const char	*reason;	/* a part of why */
 } misfits[] = {
 	{ "not JSON", "{\"model\": \"jev-latest\", \"answers\": {\"x\":"
-	  " {\"type\": \"choice\", \"probabilities\": {0.5, oops", "not JSON" },
-	{ "cut short", "{\"answers\":{", "not JSON" },
-	{ "trailing data", "{\"answers\":{}} x", "not JSON" },
-	{ "two documents", "{\"answers\":{}}{}", "not JSON" },
-	{ "single-value garbage", "oops", "not JSON" },
+	  " {\"type\": \"choice\", \"probabilities\": {0.5, oops",
+	  "not valid JSON" },
+	{ "cut short", "{\"answers\":{", "not valid JSON" },
+	{ "trailing data", "{\"answers\":{}} x", "not valid JSON" },
+	{ "two documents", "{\"answers\":{}}{}", "not valid JSON" },
+	{ "single-value garbage", "oops", "not valid JSON" },
 	{ "HTML error page", "<html><body>Bad gateway</body></html>",
-	  "not JSON" },
+	  "not valid JSON" },
 	{ "not an object: array", "[1,2,3]", "not an object" },
 	{ "not an object: string", "\"answers\"", "not an object" },
 	{ "not an object: null", "null", "not an object" },
 	{ "not an object: a number", "42", "not an object" },
 	{ "not an object: true", "true", "not an object" },
-	{ "a cut literal", "tru", "not JSON" },
+	{ "a cut literal", "tru", "not valid JSON" },
+	{ "a key reflected, cut short", "{\"Bearer sk-secret-1",
+	  "not valid JSON" },
+	{ "a key reflected, trailing", "{} Bearer sk-secret-1", "valid JSON" },
 	{ "no answers", "{\"model\":\"m\"}", "no answers" },
 	{ "answers an array (wrong_shape)", "{\"model\":\"m\",\"answers\":[],"
 	  "\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}", "no answers" },
@@ -249,7 +265,8 @@ test_misfits(void)
 		rc = backend_parse_systemone(misfits[i].body,
 		    strlen(misfits[i].body), questions, &a, why, sizeof(why));
 		ok(rc == -1 && empty(&a) && strstr(why, misfits[i].reason) !=
-		    NULL, "refused: %s (%s)", misfits[i].name, why);
+		    NULL && strstr(why, "sk-") == NULL, "refused: %s (%s)",
+		    misfits[i].name, why);
 	}
 }
 

@@ -63,8 +63,9 @@ refused(const char *body, json_object *q, size_t n, const char *want,
 	for (i = 0; i < n; i++)
 		clean &= d[i] == 0;
 	ok(rc == -1 && clean && r.mass == 0 && !r.has_usage &&
-	    strstr(why, want) != NULL && strcspn(why, "\r\n") ==
-	    strlen(why), "%s: refused (%s)", name, why);
+	    strstr(why, want) != NULL && strstr(why, "sk-") == NULL &&
+	    strcspn(why, "\r\n") == strlen(why), "%s: refused (%s)", name,
+	    why);
 }
 
 static void
@@ -212,14 +213,42 @@ test_parse(void)
 		is_num(d[0] + d[1], 1, 1e-12, "sums to 1");
 		ok(!r.has_usage, "no usage: none");
 	}
-	if (parse_ok(reply("{\"token\":\"2\",\"logprob\":0.001},"
-	    "{\"token\":\"\\t0\",\"logprob\":-2}", "\"usage\":{"
-	    "\"prompt_tokens\":-1,\"completion_tokens\":1}"), score, d, 3,
-	    &r, "a score reply parses (a logprob above 0 counts as 0)")) {
-		is_num(d[2], 1 / (1 + exp(-2)), 1e-12, "level 2");
-		is_num(r.mass, 1 + exp(-2), 1e-12, "mass with p capped at 1");
-		ok(!r.has_usage, "a negative count: usage ignored");
+	if (parse_ok(reply("{\"token\":\"2\",\"logprob\":1e-7},"
+	    "{\"token\":\"Level\",\"logprob\":-2}", NULL), score, d, 3,
+	    &r, "a score reply parses (a logprob of 1e-7 counts as 0)")) {
+		is_num(d[2], 1, 1e-12, "level 2");
+		is_num(r.mass, 1, 1e-12, "mass with p capped at 1");
 	}
+	refused(reply("{\"token\":\"2\",\"logprob\":0.001}", NULL), score,
+	    3, "logprob", "a logprob above 0");
+	refused(reply("{\"token\":\"A\",\"logprob\":-0.1}", "\"usage\":{"
+	    "\"prompt_tokens\":-1,\"completion_tokens\":1}"), choice, 3,
+	    "usage prompt_tokens", "a negative usage count");
+	refused(reply("{\"token\":\"A\",\"logprob\":-0.1}", "\"usage\":{"
+	    "\"prompt_tokens\":9223372036854775806,\"completion_tokens\":1}"),
+	    choice, 3, "usage prompt_tokens", "a usage count past 10^9");
+	refused(reply("{\"token\":\"A\",\"logprob\":-0.1}", "\"usage\":{"
+	    "\"prompt_tokens\":1,\"completion_tokens\":1.5}"), choice, 3,
+	    "usage completion_tokens", "a fractional usage count");
+	if (parse_ok(reply("{\"token\":\"A\",\"logprob\":-0.9163},"
+	    "{\"token\":\"A\",\"logprob\":-0.9163},"
+	    "{\"token\":\"A\",\"logprob\":-0.9163},"
+	    "{\"token\":\"B\",\"logprob\":-0.9163}", NULL), choice, d, 3,
+	    &r, "a token repeated: parses")) {
+		is_num(d[0], 0.5, 1e-12, "the repeated token counts once");
+		is_num(r.mass, 2 * exp(-0.9163), 1e-12, "and so does its mass");
+	}
+	refused(reply("{\"token\":\"A\",\"logprob\":-0.1},"
+	    "{\"token\":\" A\",\"logprob\":-0.1}", NULL), choice, 3,
+	    "above 1", "distinct tokens of a label summing past 1");
+	refused("{\"Bearer sk-secret-1\\u0000x\":1}", choice, 3, "\\u0000",
+	    "a key with \\u0000 reflected");
+	refused("{\"Bearer sk-secret-1\":NaN}", choice, 3, "NaN",
+	    "a key reflected, its value NaN");
+	refused("{\"Bearer sk-secret-1\":1e999}", choice, 3, "out of range",
+	    "a key reflected, its value 1e999");
+	refused("{\"Bearer sk-secret-1", choice, 3, "not valid JSON",
+	    "a key reflected, cut short");
 
 	refused(reply("{\"token\":\"A\",\"logprob\":-1.2},"
 	    "{\"token\":\"x\",\"logprob\":-0.4}", NULL), choice, 3,
@@ -236,12 +265,12 @@ test_parse(void)
 	refused("{\"choices\":[]}", choice, 3, "no choices", "no choices");
 	refused("{\"error\":{\"message\":\"x\"}}", choice, 3, "no choices",
 	    "an error object");
-	refused("[1]", choice, 3, "not a JSON object", "an array");
-	refused("{\"choices\":", choice, 3, "not a JSON object", "cut short");
-	refused("garbage\r\nmore", choice, 3, "not a JSON object", "garbage");
-	refused("", choice, 3, "not a JSON object", "empty");
+	refused("[1]", choice, 3, "not an object", "an array");
+	refused("{\"choices\":", choice, 3, "not valid JSON", "cut short");
+	refused("garbage\r\nmore", choice, 3, "not valid JSON", "garbage");
+	refused("", choice, 3, "empty", "empty");
 	refused(reply("{\"token\":\"A\",\"logprob\":1e999}", NULL), choice, 3,
-	    "not a JSON object", "a number json-c would not keep");
+	    "out of range", "a number json-c would not keep");
 	refused(reply("{\"token\":\"A\",\"logprob\":-0.1}", NULL), choice, 2,
 	    "not valid", "arity that is not the question's");
 }
