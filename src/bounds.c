@@ -230,6 +230,14 @@ bound_version(const struct schema_version *v, struct error *e)
 }
 
 int
+bound_decision(const struct decision_row *d, struct error *e)
+{
+	if (question_validate(d->questions, BOUND_QUESTIONS_MAX, e) == -1)
+		return stored(e, "decision", d->id, BF_QUESTIONS);
+	return 0;
+}
+
+int
 bound_template(const struct template_version *v, struct error *e)
 {
 	if (!json_object_is_type(v->variables, json_type_object)) {

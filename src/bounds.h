@@ -75,12 +75,14 @@ const char	*bound_name_fault(const char *name);
 const char	*bound_slug_fault(const char *slug);
 
 /* A record as the store read it back: 0, or -1 with e set (500, naming
- * the record and the field).  bound_version() checks the questions the
- * store parsed. */
+ * the record and the field).  bound_version() and bound_decision() check
+ * the questions the store parsed (a decision's are its version's: its
+ * outcomes are checked against them). */
 int	 bound_app(const struct app *a, struct error *e);
 int	 bound_key(const struct key_row *k, struct error *e);
 int	 bound_backend(const struct backend *b, struct error *e);
 int	 bound_version(const struct schema_version *v, struct error *e);
 int	 bound_template(const struct template_version *v, struct error *e);
+int	 bound_decision(const struct decision_row *d, struct error *e);
 
 #endif

@@ -192,6 +192,13 @@ struct store_retain {
 extern const struct store_engine store_sqlite_engine;
 extern const struct store_engine store_pg_engine;
 
+/* rc of an engine's lookup that filled a record, and what checking the
+ * record against its bounds gave (bounds.h: bound_app() and the like, 0
+ * or -1 with e set): rc, or -1 with the check's error logged when rc is
+ * 1 and the check failed (store_bounds.c).  Both engines check a record
+ * where they read it, before they keep it (kept.h). */
+int		 store_bad_row(int rc, int checked, struct error *e);
+
 /* For an engine whose shared rows live elsewhere (PostgreSQL): the
  * host's cache file alone (the verified-key memo, replica cool-downs),
  * as a SQLite connection whose memo_has, memo_put, cooldown_until,

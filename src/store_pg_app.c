@@ -1,11 +1,12 @@
 /* store_pg_app.c: applications and API keys on PostgreSQL, as the
  * SQLite engine keeps them (store_sqlite_app.c): the same rows, the same
- * errors, the same kept rows. */
+ * errors, the same kept rows, checked against the same bounds. */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "store_pg.h"
 
 static void
@@ -71,12 +72,13 @@ int
 pg_app_by_name(struct store *pg, const char *name, struct app *a,
     struct error *e)
 {
-	struct pg_params p;
+	struct pg_params	p;
+	int			rc;
 
 	pg_params_init(&p);
 	pg_bind_text(&p, 1, name);
-	return pg_lookup(pg, PG_APP_BY_NAME, &p, e, "application", read_app,
-	    a);
+	rc = pg_lookup(pg, PG_APP_BY_NAME, &p, e, "application", read_app, a);
+	return store_bad_row(rc, rc == 1 ? bound_app(a, e) : 0, e);
 }
 
 int
@@ -91,8 +93,8 @@ pg_app_by_id(struct store *pg, int64_t id, struct app *a, struct error *e)
 		return 1;
 	pg_params_init(&p);
 	pg_bind_int(&p, 1, id);
-	if ((rc = pg_lookup(pg, PG_APP_BY_ID, &p, e, "application",
-	    read_app, a)) == 1)
+	rc = pg_lookup(pg, PG_APP_BY_ID, &p, e, "application", read_app, a);
+	if ((rc = store_bad_row(rc, rc == 1 ? bound_app(a, e) : 0, e)) == 1)
 		kept_put(pg->kept, KEPT_APP, key, a);
 	return rc;
 }
@@ -103,16 +105,20 @@ pg_app_each(struct store *pg, void (*fn)(const struct app *, void *),
 {
 	PGresult	*r = pg_exec(pg, PG_APP_ALL, NULL, e, "applications");
 	struct app	 a;
-	int		 i;
+	int		 i, rc = 0;
 
 	if (r == NULL)
 		return -1;
 	for (i = 0; i < PQntuples(r); i++) {
 		read_app(r, i, &a);
+		if (store_bad_row(1, bound_app(&a, e), e) == -1) {
+			rc = -1;
+			break;
+		}
 		fn(&a, arg);
 	}
 	PQclear(r);
-	return 0;
+	return rc;
 }
 
 static void
@@ -178,8 +184,8 @@ pg_key_by_prefix(struct store *pg, const char *prefix, struct key_row *k,
 		return 1;
 	pg_params_init(&p);
 	pg_bind_text(&p, 1, prefix);
-	if ((rc = pg_lookup(pg, PG_KEY_BY_PREFIX, &p, e, "key", read_key,
-	    k)) == 1)
+	rc = pg_lookup(pg, PG_KEY_BY_PREFIX, &p, e, "key", read_key, k);
+	if ((rc = store_bad_row(rc, rc == 1 ? bound_key(k, e) : 0, e)) == 1)
 		kept_put(pg->kept, KEPT_KEY, prefix, k);
 	return rc;
 }

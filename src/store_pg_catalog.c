@@ -2,13 +2,14 @@
  * on PostgreSQL: backends and their replicas, schemas and their
  * versions, grants, and templates and their versions, as the SQLite
  * engine keeps them (store_sqlite_catalog.c): the same rows, the same
- * errors, the same kept rows. */
+ * errors, the same kept rows, checked against the same bounds. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "clock.h"
 #include "store_pg.h"
 #include "xalloc.h"
@@ -226,7 +227,7 @@ backend_lookup(struct store *pg, enum pg_stmt id, const struct pg_params *p,
 
 	if (rc == 1 && read_replicas(pg, b, e) == -1)
 		return -1;
-	return rc;
+	return store_bad_row(rc, rc == 1 ? bound_backend(b, e) : 0, e);
 }
 
 int
@@ -274,8 +275,11 @@ pg_backend_each(struct store *pg, int enabled_only,
 	b = xmalloc(sizeof(*b));	/* 5 KiB: not on the stack */
 	for (i = 0; i < PQntuples(r); i++) {
 		read_backend(r, i, b);
-		if ((rc = read_replicas(pg, b, e)) == -1)
+		if (read_replicas(pg, b, e) == -1 ||
+		    store_bad_row(1, bound_backend(b, e), e) == -1) {
+			rc = -1;
 			break;
+		}
 		fn(b, arg);
 	}
 	free(b);
@@ -289,7 +293,8 @@ static const struct versioned schema_kind = {
 	"schema", PG_SCHEMA_CREATE, PG_SCHEMA_ID, PG_SCHEMA_NEXT
 };
 
-/* Row row of r into v, questions parsed: 0, or -1 with v cleared. */
+/* Row row of r into v, questions parsed and v checked: 0, or -1 with v
+ * cleared. */
 static int
 read_version(const PGresult *r, int row, struct schema_version *v,
     struct error *e)
@@ -303,7 +308,12 @@ read_version(const PGresult *r, int row, struct schema_version *v,
 	v->temperature = pg_double(r, row, 6);
 	v->abstain_threshold = pg_double(r, row, 7);
 	v->created_at = pg_int(r, row, 8);
-	return pg_json(pg_str(r, row, 3), &v->questions, "questions", e);
+	if (pg_json(pg_str(r, row, 3), &v->questions, "questions", e) == -1 ||
+	    store_bad_row(1, bound_version(v, e), e) == -1) {
+		schema_version_clear(v);
+		return -1;
+	}
+	return 0;
 }
 
 /* A one-version lookup, questions included: 1, 0, -1. */
@@ -465,7 +475,8 @@ static const struct versioned template_kind = {
 	"template", PG_TEMPLATE_CREATE, PG_TEMPLATE_ID, PG_TEMPLATE_NEXT
 };
 
-/* Row row of r into v (owning its copies), or -1 with v cleared. */
+/* Row row of r into v (owning its copies) and checked, or -1 with v
+ * cleared. */
 static int
 read_template(const PGresult *r, int row, struct template_version *v,
     struct error *e)
@@ -482,7 +493,7 @@ read_template(const PGresult *r, int row, struct template_version *v,
 	if ((v->body = strdup(body ? body : "")) == NULL)
 		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	if (pg_json(pg_str(r, row, 4), &v->variables, "template variables",
-	    e) == -1) {
+	    e) == -1 || store_bad_row(1, bound_template(v, e), e) == -1) {
 		template_version_clear(v);
 		return -1;
 	}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "json_util.h"
 #include "store_pg.h"
 #include "xalloc.h"
@@ -142,6 +143,7 @@ read_decision(const PGresult *r, struct decision_row *d, struct error *e)
 	pg_copy(r, 0, 8, d->template_slug, sizeof(d->template_slug));
 	d->template_version = pg_int(r, 0, 9);
 	if (pg_json(pg_str(r, 0, 7), &d->questions, "questions", e) == -1 ||
+	    store_bad_row(1, bound_decision(d, e), e) == -1 ||
 	    (!pg_is_null(r, 0, 10) &&
 	    pg_json(pg_str(r, 0, 10), &d->state, "state", e) == -1) ||
 	    json_or_empty(r, 11, &d->answers, "answers", e) == -1 ||

@@ -71,15 +71,6 @@ fail_db(sqlite3 *db, struct error *e, const char *what)
 }
 
 int
-store_bad_row(int rc, int checked, struct error *e)
-{
-	if (rc != 1 || checked == 0)
-		return rc;
-	log_warn("database: %s", e->message);
-	return -1;
-}
-
-int
 store_fail(struct store *st, struct error *e, const char *what)
 {
 	/* A connection that cannot write or read its files any more (the

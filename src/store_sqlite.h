@@ -251,12 +251,6 @@ int		 store_lookup(struct store *st, sqlite3_stmt *stmt,
 		    void (*read)(sqlite3_stmt *, void *), void *out);
 /* Binds v if it is positive, else NULL (the "use the default" value). */
 void		 store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v);
-/* rc of a lookup that filled a record, and what checking the record
- * against its bounds gave (bounds.h: 0 or -1 with e set): rc, or -1
- * with the check's error logged when rc is 1 and the check failed.  A
- * worker never computes with a stored value out of its bounds: the
- * request is a 500 (README "Faults"). */
-int		 store_bad_row(int rc, int checked, struct error *e);
 /* Parses JSON text the store kept into *out (a new reference); NULL or
  * unparsable text is corruption: ERR_INTERNAL naming what.  0 or -1. */
 int		 stored_json(const char *text, json_object **out,

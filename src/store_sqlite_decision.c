@@ -408,11 +408,8 @@ read_decision(sqlite3_stmt *stmt, struct decision_row *d, struct error *e)
 	d->schema_version = sqlite3_column_int64(stmt, 6);
 	store_col_text(stmt, 8, d->template_slug, sizeof(d->template_slug));
 	d->template_version = sqlite3_column_int64(stmt, 9);
-	/* The version's questions, checked as the catalog's are: the
-	 * outcomes are checked against them. */
 	if (stored_json(col(stmt, 7), &d->questions, "questions", e) == -1 ||
-	    store_bad_row(1, question_validate(d->questions,
-	    BOUND_QUESTIONS_MAX, e), e) == -1 ||
+	    store_bad_row(1, bound_decision(d, e), e) == -1 ||
 	    (col(stmt, 10) != NULL &&
 	    stored_json(col(stmt, 10), &d->state, "state", e) == -1))
 		return -1;

@@ -27,7 +27,12 @@ Then the live database of the running gateway is edited with sqlite3
 (as restore refuses, this is the only way in): every stored value a
 worker reads on an evaluation, out of range, makes that evaluation a
 clean 500 in the spec's format, never a crash: the workers are the ones
-that started, and no sanitizer reported anything.
+that started, and no sanitizer reported anything.  The same goes for a
+decision read back whose version's questions were made malformed.
+
+With EVALGATE_TEST_ENGINE=postgresql (tests/pg/test_restore.pg) the
+files are not the point, so only the live part runs: the gateway's
+PostgreSQL database is edited with psql, as an operator would.
 """
 
 import os
@@ -126,26 +131,29 @@ VALUES = {
 # Asked of init and migrate: one of each kind is enough there.
 SOME = ["escalating trigger", "view", "missing column", "rate per minute",
         "malformed criteria"]
-# What a worker reads on an evaluation, edited in the live database.
+# What a worker reads on an evaluation, edited in the live database:
+# (table, column, value, which rows; None: all of them).
+APP = "name = 'app'"
 LIVE = {
-    "rate per minute": "UPDATE applications SET rate_per_minute = %d "
-                       "WHERE name = 'app'" % BIG,
-    "rate per minute, negative": "UPDATE applications SET rate_per_minute"
-                                 " = %d WHERE name = 'app'" % SMALL,
-    "daily quota": "UPDATE applications SET daily_quota = %d "
-                   "WHERE name = 'app'" % BIG,
-    "retention days": "UPDATE applications SET retention_days = %d "
-                      "WHERE name = 'app'" % BIG,
-    "created_at": "UPDATE applications SET created_at = %d "
-                  "WHERE name = 'app'" % BIG,
-    "backend timeout": "UPDATE backends SET timeout_ms = %d" % BIG,
-    "temperature": "UPDATE schema_versions SET temperature = 1e308",
-    "questions not JSON": "UPDATE schema_versions SET questions = "
-                          "'{\"sentiment\":'",
-    "malformed criteria": "UPDATE schema_versions SET questions = '%s'" %
-                          BAD_CRITERIA,
+    "rate per minute": ("applications", "rate_per_minute", BIG, APP),
+    "rate per minute, negative": ("applications", "rate_per_minute",
+                                  SMALL, APP),
+    "daily quota": ("applications", "daily_quota", BIG, APP),
+    "retention days": ("applications", "retention_days", BIG, APP),
+    "created_at": ("applications", "created_at", BIG, APP),
+    "key expiry": ("api_keys", "expires_at", SMALL, None),
+    "backend timeout": ("backends", "timeout_ms", BIG, None),
+    "in-flight cap": ("backends", "max_in_flight", -1, None),
+    "temperature": ("schema_versions", "temperature", 1e308, None),
+    "threshold": ("schema_versions", "abstain_threshold", -3.0, None),
+    "questions not JSON": ("schema_versions", "questions",
+                           '{"sentiment":', None),
+    "malformed criteria": ("schema_versions", "questions", BAD_CRITERIA,
+                           None),
 }
-
+# How the rows of each table edited live are told apart, to put back.
+KEYS = {"applications": "id", "api_keys": "prefix", "backends": "id",
+        "schema_versions": "schema_id || '/' || version"}
 
 def console(env, *args):
     """evalgate-admin with exactly the SERVICE_ settings in env."""
@@ -238,30 +246,47 @@ def migrates(t, good, d, cases):
              "even a table" % name)
 
 
+def edit(g, table, column, value, where):
+    """Sets column of table to value (in the rows where says) in the
+    live database, with sqlite3 or psql; what puts it back."""
+    key = KEYS[table]
+    rows = g.sql("SELECT %s, %s FROM %s" % (key, column, table))
+    g.sql("UPDATE %s SET %s = ?%s" % (table, column, " WHERE " + where
+                                       if where else ""), (value,))
+
+    def put_back():
+        for k, v in rows:
+            g.sql("UPDATE %s SET %s = ?1 WHERE %s = ?2" % (table, column,
+                                                           key), (v, k))
+    return put_back
+
+
 def live(t, g, key):
     """Each hostile value in the live database: a clean 500, and the
     gateway answers again once it is put back."""
     pids = sorted(g.worker_pids())
-    db = sqlite3.connect(g.db, timeout=30)
-    for name, sql in LIVE.items():
-        table = sql.split()[1]
-        saved = db.execute("SELECT * FROM %s" % table).fetchall()
-        db.execute(sql)
-        db.commit()
+    for name, (table, column, value, where) in LIVE.items():
+        put_back = edit(g, table, column, value, where)
         for _ in range(2):          # both workers, whichever answers
             r = g.post("/v1/systemone", EVAL, key=key)
             t.error_is(r, 500, "internal_error",
                        "live %s: a clean 500" % name)
-        cols = len(saved[0])
-        db.execute("DELETE FROM %s" % table)
-        db.executemany("INSERT INTO %s VALUES (%s)" %
-                       (table, ",".join("?" * cols)), saved)
-        db.commit()
+        put_back()
         r = g.post("/v1/systemone", EVAL, key=key)
         t.ok(r.status == 200, "live %s put back: 200 again" % name, r.body)
-    db.close()
+    # A decision read back: its version's questions are checked too.
+    did = r.json().get("x_decision_id", "") if r.status == 200 else ""
+    put_back = edit(g, "schema_versions", "questions", BAD_CRITERIA, None)
+    for _ in range(2):
+        r = g.get("/v1/decisions/" + did, key=key)
+        t.error_is(r, 500, "internal_error",
+                   "live malformed criteria: a decision read is a clean "
+                   "500")
+    put_back()
+    r = g.get("/v1/decisions/" + did, key=key)
+    t.ok(r.status == 200, "malformed criteria put back: the decision "
+         "reads again", r.body)
     t.eq(sorted(g.worker_pids()), pids, "no worker crashed")
-
 
 def main():
     t = TAP()
@@ -272,13 +297,15 @@ def main():
         g.start()
         r = g.post("/v1/systemone", EVAL, key=key)
         t.ok(r.status == 200, "an evaluation before the backup", r.body)
-        good = os.path.join(d, "good.db")
-        g.admin("backup", good)
-        cases = dict(OBJECTS)
-        cases.update(VALUES)
-        restores(t, good, d, cases)
-        inits(t, good, d, cases)
-        migrates(t, good, d, cases)
+        if t.sqlite_only(g, "restore, init and migrate of hostile files",
+                         "what a SQLite file may hold"):
+            good = os.path.join(d, "good.db")
+            g.admin("backup", good)
+            cases = dict(OBJECTS)
+            cases.update(VALUES)
+            restores(t, good, d, cases)
+            inits(t, good, d, cases)
+            migrates(t, good, d, cases)
         live(t, g, key)
         t.stop_clean(g)
     finally:
