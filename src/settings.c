@@ -60,7 +60,7 @@ static const struct setting table[] = {
 	{ "SERVICE_WORKERS", K_LONG, "0", 0, 100000, { NULL }, NUM(workers),
 	  "optional cap: the most workers the default in-flight limit of a "
 	  "backend counts (half of them); 0: the workers running, as they "
-	  "count themselves; a pool over 2040 also gets room in the shared "
+	  "count themselves; a pool over 4096 also gets room in the shared "
 	  "memory for 2 x it + 16 processes" },
 	{ "SERVICE_SHM_PATH", K_PATH, "", 0, 0, { NULL }, STR(shm_path),
 	  "the host's shared memory (default: evalgate.shm beside the cache)" },

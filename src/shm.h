@@ -48,7 +48,7 @@
  * A new file holds SHM_SLOTS_DEFAULT, or SHM_SLOTS(workers) for a pool
  * said (SERVICE_WORKERS) to be larger. */
 #define SHM_SLOTS(workers)	(2 * (size_t)(workers) + 16)
-#define SHM_SLOTS_DEFAULT	4096
+#define SHM_SLOTS_DEFAULT	SHM_SLOTS(4096)	/* 8208 */
 
 struct shm_worker {
 	pid_t	 pid;		/* owner; 0: free */

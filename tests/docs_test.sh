@@ -52,7 +52,7 @@ for s in $settings; do
 	check "evalgate.fcgi.8 describes $s" grep -q "^\.It Ev $s\$" "$FCGI_MAN"
 	case $s in *_TEST_*) continue ;; esac
 	# SERVICE_WORKERS repeats the web server's pool, which the workers
-	# count themselves: each sample names it, for a pool over 2040,
+	# count themselves: each sample names it, for a pool over 4096,
 	# and sets it nowhere.
 	if [ "$s" = SERVICE_WORKERS ]; then
 		for f in examples/apache-fcgid.conf lighttpd.conf.sample \
