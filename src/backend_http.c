@@ -234,6 +234,14 @@ transport_failure(CURLcode code, enum buf_rc rc, const struct hints *h,
 int
 backend_http_init(void)
 {
+	static int	 ready;		/* curl_global_init() done */
+
+	/* At the first remote call rather than at start: it sets up the
+	 * TLS library, a millisecond of each worker's start, which a pool
+	 * of a thousand workers pays before it serves. */
+	if (!ready && curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+		return -1;
+	ready = 1;
 	if (curl == NULL && (curl = curl_easy_init()) == NULL)
 		return -1;
 	return 0;

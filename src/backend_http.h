@@ -24,9 +24,10 @@
 
 struct curl_slist;
 
-/* Creates the process's handle if there is none yet: 0, or -1 when
- * memory ran out.  backend_http_post() calls it; a kind may call it
- * first to tell that case apart. */
+/* Sets libcurl up (curl_global_init, once) and creates the process's
+ * handle if there is none yet: 0, or -1 when memory ran out.
+ * backend_http_post() calls it; a kind calls it first, before any other
+ * use of libcurl, to tell that case apart. */
 int	backend_http_init(void);
 
 /* The request headers of a call to b: JSON both ways, no 100-continue,

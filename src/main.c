@@ -91,8 +91,9 @@ main(void)
 	mallopt(M_TRIM_THRESHOLD, 8 * 1024 * 1024);
 	mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024);
 	mallopt(M_MXFAST, 0);
-	if (sodium_init() < 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
-		log_warn("cannot initialise libsodium or libcurl");
+	/* libcurl is set up at the first remote call (backend_http.c). */
+	if (sodium_init() < 0) {
+		log_warn("cannot initialise libsodium");
 		return 1;
 	}
 	/* Files this worker makes (a deleted cache, the shared memory)
