@@ -41,42 +41,38 @@ def outcomes(g, key, did):
     return r.json().get("outcomes", {}) if r.status == 200 else r
 
 
-def run_js(t, g, key, code):
-    path = os.path.join(SDK_RUN, "readme-from-your-code.mjs")
-    with open(path, "w") as f:
-        f.write(code)
+def run_block(t, g, key, argv, cwd, what):
+    """One block of the section, run with the environment it names; it
+    must print the decision's id and record its outcome."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("TYPESAFE_")}
     env.update(TYPESAFE_BASE_URL="http://127.0.0.1:%d" % g.port,
                TYPESAFE_API_KEY=key)
-    p = subprocess.run(["node", path], cwd=SDK_RUN, env=env,
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True,
+                       text=True, timeout=120)
     ids = UUID7.findall(p.stdout)
     t.ok(p.returncode == 0 and ids,
-         "README's SDK block: evaluates and prints x_decision_id",
+         "README's %s block: evaluates and prints x_decision_id" % what,
          "exit %d\n%s\n%s" % (p.returncode, p.stdout, p.stderr))
     if ids:
         got = outcomes(g, key, ids[0])
         t.ok(isinstance(got, dict) and got and
              all(o.get("source") for o in got.values()),
-             "README's SDK block: the outcome it posted is recorded", got)
+             "README's %s block: the outcome it posted is recorded" % what,
+             got)
+
+
+def run_js(t, g, key, code):
+    """The SDK block, beside the SDK installed in SDK_RUN."""
+    path = os.path.join(SDK_RUN, "readme-from-your-code.mjs")
+    with open(path, "w") as f:
+        f.write(code)
+    run_block(t, g, key, ["node", path], SDK_RUN, "SDK")
 
 
 def run_sh(t, g, key, code):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("TYPESAFE_")}
-    env.update(TYPESAFE_BASE_URL="http://127.0.0.1:%d" % g.port,
-               TYPESAFE_API_KEY=key)
-    p = subprocess.run(["sh", "-eu", "-c", code], cwd=SRCDIR, env=env,
-                       capture_output=True, text=True, timeout=120)
-    ids = UUID7.findall(p.stdout)
-    t.ok(p.returncode == 0 and ids,
-         "README's curl block: evaluates and shows x_decision_id",
-         "exit %d\n%s\n%s" % (p.returncode, p.stdout, p.stderr))
-    if ids:
-        got = outcomes(g, key, ids[0])
-        t.ok(isinstance(got, dict) and got,
-             "README's curl block: the outcome it posted is recorded", got)
+    """The curl block, from the top of the tree (examples/)."""
+    run_block(t, g, key, ["sh", "-eu", "-c", code], SRCDIR, "curl")
 
 
 def main():
