@@ -172,6 +172,17 @@ cal_fit_temperature(const struct cal_sample *s, size_t n, double current)
 	return best;
 }
 
+#define AT_BOUND_LN	1e-4	/* |ln T - ln bound|: at the bound */
+
+int
+cal_at_bound(double T)
+{
+	if (!(T > 0) || !isfinite(T))
+		return 0;
+	return fabs(log(T / CAL_T_MIN)) <= AT_BOUND_LN ||
+	    fabs(log(T / CAL_T_MAX)) <= AT_BOUND_LN;
+}
+
 struct scored {
 	double	 confidence;
 	int	 correct;

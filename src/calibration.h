@@ -77,6 +77,11 @@ double	 cal_log_loss(const struct cal_sample *s, size_t n, double T);
 double	 cal_fit_temperature(const struct cal_sample *s, size_t n,
 	    double current);
 
+/* 1 if T, a fit's result, lies at CAL_T_MIN or CAL_T_MAX (within the
+ * precision a report gives it): the loss still fell there, so the data
+ * ask for a temperature beyond the search.  0 otherwise, NAN too. */
+int	 cal_at_bound(double T);
+
 /* The lowest abstain threshold at which the answered samples (confidence
  * >= threshold at temperature T) reach accuracy >= target: 0 when every
  * sample may be answered, else the confidence of the least confident

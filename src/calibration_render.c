@@ -114,6 +114,21 @@ flag(json_object *o, const char *k)
 	return v != NULL && json_object_get_boolean(v);
 }
 
+/* What a fit at the bound of its search means, into buf; NULL for a fit
+ * inside it. */
+static const char *
+bound_note(char buf[256], json_object *t)
+{
+	char b[32];
+
+	if (!flag(t, "at_bound"))
+		return NULL;
+	snprintf(buf, 256, "the fit reached the bound of its search (T = %s): "
+	    "the data ask for a temperature beyond it; more outcomes or a "
+	    "check of the model are needed", temp(b, num(t, "fitted")));
+	return buf;
+}
+
 /* JSON */
 
 static void
@@ -175,6 +190,8 @@ static void
 text_temperature(FILE *f, json_object *report, json_object *questions,
     int w)
 {
+	char	 note[256];
+
 	fprintf(f, "\ntemperature: fitted on one part of the decisions, "
 	    "log loss on the other (held out)\n");
 	fprintf(f, "%-*s  %8s  %8s  %15s  %14s  %s\n", w, "question",
@@ -183,6 +200,11 @@ text_temperature(FILE *f, json_object *report, json_object *questions,
 	json_object_object_foreach(questions, name, q)
 		text_fit_row(f, w, name, member(q, "temperature"));
 	text_fit_row(f, w, "(all)", member(report, "temperature"));
+	json_object_object_foreach(questions, n1, q1)
+		if (bound_note(note, member(q1, "temperature")) != NULL)
+			fprintf(f, "%s: %s\n", n1, note);
+	if (bound_note(note, member(report, "temperature")) != NULL)
+		fprintf(f, "(all): %s\n", note);
 }
 
 static void
@@ -446,7 +468,7 @@ html_figures(FILE *f, json_object *r, json_object *q)
 {
 	json_object	*t = member(q, "temperature"), *th = member(q,
 			    "threshold");
-	char		 b[3][32], line[160];
+	char		 b[3][32], line[160], note[256];
 
 	fputs("<table class=\"figures\">\n", f);
 	snprintf(line, sizeof(line), "%lld%s", (long long)num(q, "count"),
@@ -469,6 +491,9 @@ html_figures(FILE *f, json_object *r, json_object *q)
 	snprintf(line, sizeof(line), "%s &rarr; %s", temp(b[0], num(t,
 	    "current")), temp(b[1], num(t, "fitted")));
 	row(f, "temperature: current &rarr; fitted", line);
+	if (bound_note(note, t) != NULL)
+		fprintf(f, "<tr><th></th><td class=\"warn\">%s</td></tr>\n",
+		    note);
 	snprintf(line, sizeof(line), "%s &rarr; %s (fit on %lld, held out "
 	    "%lld)", fig(b[0], num(t, "log_loss_before")),
 	    fig(b[1], num(t, "log_loss_after")), (long long)num(t, "fit_count"),
@@ -511,7 +536,7 @@ static void
 html_summary(FILE *f, json_object *r)
 {
 	json_object	*t = member(r, "temperature");
-	char		 b[8][32];
+	char		 b[8][32], note[256];
 
 	fputs("<table class=\"list\"><tr><th>question</th><th>type</th>"
 	    "<th>answers</th><th>accuracy</th><th>Brier</th><th>log loss</th>"
@@ -535,6 +560,9 @@ html_summary(FILE *f, json_object *r)
 	    fig(b[2], num(t, "log_loss_before")),
 	    fig(b[3], num(t, "log_loss_after")), (long long)num(t, "fit_count"),
 	    (long long)num(t, "holdout_count"));
+	if (bound_note(note, t) != NULL)
+		fprintf(f, "<p class=\"warn\">Over every question, %s.</p>\n",
+		    note);
 }
 
 static const char html_style[] =

@@ -347,6 +347,7 @@ bins_json(const struct cal_metrics *m)
 struct fit {
 	double	 current, fitted, before, after;
 	size_t	 nfit, nhold;
+	int	 at_bound;	/* fitted at an end of the search */
 };
 
 static void
@@ -359,6 +360,7 @@ fit_run(struct fit *f, const struct cal_sample *fit, size_t nfit,
 	f->fitted = cal_fit_temperature(fit, nfit, current);
 	if (isfinite(f->fitted))
 		f->fitted = round(f->fitted * T_DIGITS) / T_DIGITS;
+	f->at_bound = cal_at_bound(f->fitted);
 	f->before = cal_log_loss(hold, nhold, current);
 	f->after = isfinite(f->fitted) ? cal_log_loss(hold, nhold, f->fitted) :
 	    NAN;
@@ -375,6 +377,7 @@ fit_json(const struct fit *f)
 	add_num(o, "log_loss_after", f->after);
 	add_size(o, "fit_count", f->nfit);
 	add_size(o, "holdout_count", f->nhold);
+	ju_add(o, "at_bound", ju_bool(f->at_bound));
 	return o;
 }
 
@@ -624,6 +627,12 @@ ops_calibration(struct op_ctx *c, json_object *in, json_object **out,
 	if (rc == 0 && rq.apply && !isfinite(pooled.fitted))
 		rc = error_set(e, ERR_VALIDATION, "apply", "no answer with an "
 		    "outcome falls in the fit part: there is nothing to fit");
+	if (rc == 0 && rq.apply && pooled.at_bound)
+		rc = error_set(e, ERR_VALIDATION, "apply", "the fit reached "
+		    "the bound of its search (T = %g): the data ask for a "
+		    "temperature beyond it; more outcomes or a check of the "
+		    "model are needed, or publish a temperature yourself "
+		    "(schema publish --temperature)", pooled.fitted);
 	if (rc == 0 && rq.apply &&
 	    (rc = publish(c, &v, pooled.fitted, &version, e)) == 0) {
 		p = ju_obj();

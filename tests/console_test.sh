@@ -417,6 +417,25 @@ expect 2 "values that are not JSON are bad usage" template render ticket \
 check "bad usage prints the command's usage" \
     grep -q '^usage: evalgate-admin template render ID' "$T/err"
 
+# A database that is not there, nor its pepper: the console names the
+# path it looked at and how to select another, and makes nothing.
+"$ADMIN" --db "$T/elsewhere/evalgate.db" backend list >"$T/out" 2>"$T/err"
+rc=$?
+out=$(cat "$T/out")
+err=$(cat "$T/err")
+check "no database there: refused" test "$rc" -eq 1
+check "no database there: the path it looked at is named" \
+    grep -qF "$T/elsewhere/evalgate.db" "$T/err"
+check "no database there: --db and SERVICE_DB_PATH select another" \
+    sh -c "grep -q -- '--db' '$T/err' && grep -q SERVICE_DB_PATH '$T/err'"
+check "no database there: nothing is made" test ! -e "$T/elsewhere"
+SERVICE_DB_PATH="$T/elsewhere/evalgate.db" "$ADMIN" app list >"$T/out" \
+    2>"$T/err"
+rc=$?
+err=$(cat "$T/err")
+check "SERVICE_DB_PATH naming no database: refused, the path named" \
+    sh -c "test $rc -eq 1 && grep -qF '$T/elsewhere/evalgate.db' '$T/err'"
+
 # The audit log: one row per mutation that was done, none for refusals.
 audit=$(sql "SELECT action || '=' || count(*) FROM audit_log
     GROUP BY action ORDER BY action" | tr '\n' ' ')

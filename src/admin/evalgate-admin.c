@@ -624,6 +624,25 @@ refused_on_pg(const struct settings *s, const char *word)
 	return 0;
 }
 
+/* A SQLite database that is not there, nor its pepper, is likely the
+ * wrong one (the default path, or a variable not set): refused with the
+ * path looked at and how to name another, rather than with init's hint,
+ * which would make a new, empty database there.  1 refused, 0 go on. */
+static int
+no_database(const struct settings *s)
+{
+	struct stat sb;
+
+	if (s->db_url[0] != '\0' || stat(s->pepper_file, &sb) == 0 ||
+	    errno != ENOENT || stat(s->db_path, &sb) == 0 || errno != ENOENT)
+		return 0;
+	fprintf(stderr, "evalgate-admin: no database at %s (nor its pepper "
+	    "file): --db PATH or SERVICE_DB_PATH selects another; "
+	    "evalgate-admin init would create a new, empty one there\n",
+	    s->db_path);
+	return 1;
+}
+
 /* Offline: the gateway stopped, rewrites the database with incremental
  * auto-vacuum (design.md section 16, item 8). */
 static int
@@ -711,6 +730,10 @@ main(int argc, char **argv)
 			json_object_put(in);
 			return rc;
 		}
+	if (no_database(&s)) {
+		json_object_put(in);
+		return 1;
+	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (auth_init(s.pepper_file, (int)s.group_writable, &e) == -1 ||
 	    (ctx.st = store_open(&s, &e)) == NULL) {

@@ -290,6 +290,10 @@ def test_json(t, g, data):
          "pooled: held-out log loss improves", pooled)
     t.ok(close(pooled["log_loss_after"], log_loss(hold, ft)),
          "pooled: after = the held-out log loss at the fitted T")
+    t.ok(pooled.get("at_bound") is False and
+         all(q["temperature"].get("at_bound") is False
+             for q in r["questions"].values()),
+         "a fit inside its search: at_bound false", pooled)
     t.eq(report_json(g, "--target-accuracy", str(TARGET)), r,
          "the same report twice (deterministic)")
     return r
@@ -457,6 +461,61 @@ def test_apply(t, g, up, report, key):
          "the report defaults to the latest version, without outcomes yet")
 
 
+def test_at_bound(t, g, up, key):
+    """Outcomes that always side with the more probable answer: the
+    lower the temperature, the lower the log loss, so the fit stops at
+    the bound of its search, and says so; --apply refuses it."""
+    g.admin("schema", "publish", "edge", "--questions",
+            os.path.join(g.dir, "edge.json"), "--backend", "up")
+    g.admin("grant", "caller", "edge")
+    rng = random.Random(7)
+    bad = []
+    for i in range(60):
+        p = rng.uniform(0.6, 0.9)
+        up.control(distributions={"yes": p})
+        r = g.post("/v1/systemone", {"state": "edge %d" % i,
+                                     "x_schema": {"id": "edge"}}, key=key)
+        if r.status != 200:
+            bad.append(r)
+            continue
+        r = g.post("/v1/decisions/%s/outcome" % r.json()["x_decision_id"],
+                   {"answers": {"yes": True}}, key=key)
+        if r.status != 200:
+            bad.append(r)
+    t.eq(bad, [], "edge: 60 decisions, each outcome its likelier side")
+    r = json.loads(cli(g, "edge", "--format", "json").stdout)
+    pooled, q = r["temperature"], r["questions"]["yes"]["temperature"]
+    t.ok(pooled["fitted"] == 0.05 and pooled.get("at_bound") is True and
+         q.get("at_bound") is True,
+         "edge: fitted at the search's bound 0.05, at_bound true", r)
+    t.ok(set(pooled) >= {"current", "fitted", "log_loss_before",
+                         "log_loss_after", "fit_count", "holdout_count"},
+         "edge: the temperature object keeps its members", pooled)
+    note = ("the fit reached the bound of its search (T = 0.05): the data "
+            "ask for a temperature beyond it; more outcomes or a check of "
+            "the model are needed")
+    text = cli(g, "edge").stdout
+    t.ok(note in text, "edge: the text report says so", text)
+    page = cli(g, "edge", "--format", "html").stdout
+    t.ok(note in page, "edge: the html report says so")
+    before = len(json.loads(g.admin_request(
+        "GET", "/admin/v1/schemas/edge/versions", key=g.admin_key).body)
+        ["schemas"])
+    p = cli(g, "edge", "--apply", check=False)
+    t.ok(p.returncode == 1 and "bound" in p.stderr,
+         "edge: --apply refuses a temperature at the bound", said(p))
+    after = len(json.loads(g.admin_request(
+        "GET", "/admin/v1/schemas/edge/versions", key=g.admin_key).body)
+        ["schemas"])
+    t.eq((before, after), (1, 1), "edge: nothing published")
+
+
+def said(p):
+    return "exit %d\nstdout: %s\nstderr: %s" % (p.returncode,
+                                                 p.stdout[-800:],
+                                                 p.stderr[-800:])
+
+
 def screenshot(t, html):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
@@ -498,6 +557,8 @@ def main():
     try:
         with open(os.path.join(g.dir, "q.json"), "w") as f:
             json.dump(QUESTIONS, f)
+        with open(os.path.join(g.dir, "edge.json"), "w") as f:
+            json.dump({"yes": QUESTIONS["yes"]}, f)
         g.admin("backend", "add", "up", "--kind", "systemone", "--url",
                 up.url)
         g.admin("schema", "publish", "cal", "--questions",
@@ -516,6 +577,7 @@ def main():
         test_route(t, g, report, html, g.admin_key, key)
         screenshot(t, html)
         test_apply(t, g, up, report, key)
+        test_at_bound(t, g, up, key)
         t.stop_clean(g)
     except Exception:
         import traceback

@@ -269,6 +269,32 @@ test_flat(void)
 	    "flat loss: the current temperature is kept");
 }
 
+/* Data that push the fit to either end of its search, and data that do
+ * not: cal_at_bound says which. */
+static void
+test_at_bound(void)
+{
+	static const double	 p[] = { 0.7, 0.3 }, q[] = { 0.8, 0.2 };
+	struct cal_sample	 sure[] = { { p, 2, 0 }, { q, 2, 0 } };
+	struct cal_sample	 even[] = { { p, 2, 0 }, { p, 2, 1 } };
+	double			 t;
+
+	t = cal_fit_temperature(sure, 2, 1.0);
+	ok(fabs(t - CAL_T_MIN) < 1e-6, "always the likelier side: T at the "
+	    "lower bound (%g)", t);
+	ok(cal_at_bound(t), "the lower bound is flagged");
+	t = cal_fit_temperature(even, 2, 1.0);
+	ok(fabs(t - CAL_T_MAX) < 1e-4, "as often either side: T at the upper "
+	    "bound (%g)", t);
+	ok(cal_at_bound(t), "the upper bound is flagged");
+	synthesise(2.0);
+	t = cal_fit_temperature(fit_s, FIT_N, 1.0);
+	ok(!cal_at_bound(t), "a fit inside the search is not flagged (%g)",
+	    t);
+	ok(!cal_at_bound(1.0) && !cal_at_bound(NAN),
+	    "1 and no fit are not at a bound");
+}
+
 static void
 test_split(void)
 {
@@ -302,5 +328,6 @@ main(void)
 	test_flat();
 	test_split();
 	test_fit();
+	test_at_bound();
 	return tap_done();
 }
