@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metrics.h"
+#include "settings.h"
 #include "shm.h"
 #include "store.h"
 
@@ -43,15 +44,24 @@ auth_init(const char *path, int group_ok, struct error *e)
 	char		 hex[80];
 	size_t		 len;
 	ssize_t		 n;
-	int		 fd;
+	int		 fd, bad;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return error_set(e, ERR_UNAVAILABLE, NULL,
 		    "pepper file %s: %s (run evalgate-admin init)", path,
 		    strerror(errno));
-	if (fstat(fd, &sb) == -1 || (sb.st_mode & (group_ok ? 007 : 077)) !=
-	    0) {
+	if ((bad = fstat(fd, &sb) == -1) ||
+	    (sb.st_mode & (group_ok ? 007 : 077)) != 0) {
 		close(fd);
+		/* A group install's pepper: making it 0600 would lock the
+		 * web server's workers out. */
+		if (!bad && (sb.st_mode & 007) == 0 &&
+		    settings_group_dir(path))
+			return error_set(e, ERR_UNAVAILABLE, NULL,
+			    "pepper file %s: its group may read it, as in a "
+			    "group install (its directory is setgid and "
+			    "group-writable), but SERVICE_GROUP_WRITABLE=0: "
+			    "unset it or set it to 1", path);
 		return error_set(e, ERR_UNAVAILABLE, NULL,
 		    "pepper file %s: %s may access it (chmod %s it)", path,
 		    group_ok ? "others" : "group or others",

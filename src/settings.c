@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "settings.h"
 
@@ -67,7 +68,8 @@ static const struct setting table[] = {
 	{ "SERVICE_GROUP_WRITABLE", K_LONG, "0", 0, 1, { NULL },
 	  NUM(group_writable),
 	  "1: state files 0660 and directories 0770, for a web server and an "
-	  "operator sharing a group; 0: 0600 and 0700" },
+	  "operator sharing a group; 0: 0600 and 0700; unset: 1 where the "
+	  "pepper's directory is setgid and group-writable" },
 	{ "SERVICE_RETENTION_DAYS", K_LONG, "0", 0, 1000000, { NULL },
 	  NUM(retention_days), "days a decision is kept, unless set on its "
 	  "application; the workers prune older ones in small batches; 0 "
@@ -226,7 +228,31 @@ settings_load(struct settings *s, settings_getter get, char *err,
 	    "evalgate.shm") == -1)
 		return snprintf(err, errlen, "SERVICE_CACHE_PATH: too long"),
 		    -1;
+	/* Unset, the state's directory says: shared-hosting-install makes
+	 * it setgid and group-writable in group mode, a directory whose
+	 * group may replace any file in it anyway. */
+	v = get("SERVICE_GROUP_WRITABLE");
+	if (v == NULL || *v == '\0')
+		s->group_writable = settings_group_dir(s->pepper_file);
 	return 0;
+}
+
+int
+settings_group_dir(const char *path)
+{
+	struct stat	 sb;
+	char		 dir[4096];
+	const char	*slash = strrchr(path, '/');
+	int		 len = slash == NULL ? 1 : (int)(slash - path);
+
+	if (slash == NULL)
+		path = ".";
+	else if (len == 0)
+		len = 1;		/* "/" */
+	if ((size_t)snprintf(dir, sizeof(dir), "%.*s", len, path) >=
+	    sizeof(dir) || stat(dir, &sb) == -1 || !S_ISDIR(sb.st_mode))
+		return 0;
+	return (sb.st_mode & (S_ISGID | S_IRWXG)) == (S_ISGID | S_IRWXG);
 }
 
 void

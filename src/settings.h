@@ -46,6 +46,12 @@ typedef const char *(*settings_getter)(const char *name);
 int	settings_load(struct settings *s, settings_getter get,
 	    char *err, size_t errlen);
 
+/* Whether the directory of the file at path is a shared group's: setgid
+ * and group-writable, as shared-hosting-install makes the state's with
+ * SERVICE_GROUP_WRITABLE=1.  With the setting unset, settings_load
+ * takes 1 from such a directory of the pepper. */
+int	settings_group_dir(const char *path);
+
 /* The umask both programs set at start (design.md section 16, item 13):
  * 077, or 007 with SERVICE_GROUP_WRITABLE=1. */
 #define SETTINGS_UMASK(s)	((s)->group_writable ? 007 : 077)

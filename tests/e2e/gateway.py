@@ -865,18 +865,36 @@ class SharedHostingGateway(ApacheGateway):
     STATEDIR outside it; the console runs as the customer too."""
 
     CUSTOMER = ("nobody", "nogroup")
+    groups_made = 0
 
-    def __init__(self, bindir=BUILDDIR, suexec=None, shared_group=False):
+    def __init__(self, bindir=BUILDDIR, suexec=None, shared_group=False,
+                 host_group=False, allow_override="All", modules_off=()):
         """shared_group: Apache (run as root) runs as www-data in the
         customer's group, the host SERVICE_GROUP_WRITABLE=1 is for: it
         can read the customer's group-readable files wherever they
-        are."""
+        are.  host_group: the same as a host does it, with a group of
+        its own for the customer (made for the test, removed by
+        cleanup()) that www-data is a member of, while Apache's group
+        stays www-data: files a worker makes belong to www-data's group
+        unless their directory says otherwise.  allow_override: the
+        virtual host's AllowOverride; modules_off: Debian's default
+        modules the host does not load (e.g. "rewrite")."""
         self.suexec = suexec_usable() if suexec is None else suexec
         root = os.geteuid() == 0
         self.user = self.USER if root else None
         self.customer = self.CUSTOMER if root else None
+        self.made_group = None
+        if root and host_group:
+            self.made_group = "evalgate-sh-%d-%d" % (
+                os.getpid(), SharedHostingGateway.groups_made)
+            SharedHostingGateway.groups_made += 1
+            subprocess.run(["groupadd", "-U", self.USER, self.made_group],
+                           check=True)
+            self.customer = (self.CUSTOMER[0], self.made_group)
         self.group = self.customer[1] if root and shared_group else \
             self.user
+        self.allow_override = allow_override
+        self.modules_off = tuple(modules_off)
         if self.suexec:
             os.makedirs("/var/www", exist_ok=True)
         self.dir = tempfile.mkdtemp(prefix="evalgate-sh-",
@@ -919,11 +937,22 @@ class SharedHostingGateway(ApacheGateway):
         return subprocess.run(argv, env=e, capture_output=True, text=True,
                               timeout=120, cwd=self.home, **kw)
 
-    def install(self, webdir=None, statedir=None, env=None):
-        """tools/shared-hosting-install WEBDIR STATEDIR as the customer:
-        the CompletedProcess."""
-        return self.as_customer(["sh", SH_INSTALL, webdir or self.webdir,
+    def install(self, webdir=None, statedir=None, env=None, args=()):
+        """tools/shared-hosting-install [args] WEBDIR STATEDIR as the
+        customer: the CompletedProcess."""
+        return self.as_customer(["sh", SH_INSTALL] + list(args) +
+                                [webdir or self.webdir,
                                  statedir or self.statedir], env=env)
+
+    def url(self, path=""):
+        """The site's URL for path."""
+        return "http://127.0.0.1:%d%s" % (self.port, path)
+
+    def cleanup(self):
+        ApacheGateway.cleanup(self)
+        if self.made_group is not None:
+            subprocess.run(["groupdel", self.made_group])
+            self.made_group = None
 
     def add_to_wrapper(self, lines):
         """Adds export lines to the wrapper's "your own variables", as
@@ -949,6 +978,8 @@ class SharedHostingGateway(ApacheGateway):
     def config(self):
         mods = ""
         for m in DEBIAN_MODULES + (("suexec",) if self.suexec else ()):
+            if m in self.modules_off:
+                continue
             with open(os.path.join(DEBIAN_MODS, m + ".load")) as f:
                 mods += f.read()
             conf = os.path.join(DEBIAN_MODS, m + ".conf")
@@ -986,21 +1017,24 @@ AccessFileName .htaccess
 <FilesMatch "^\\.ht">
 	Require all denied
 </FilesMatch>
+<IfModule mod_fcgid.c>
 FcgidIPCDir "%(dir)s/fcgid"
 FcgidProcessTableFile "%(dir)s/fcgid/shm"
+</IfModule>
 Listen 127.0.0.1:%(port)d
 <VirtualHost 127.0.0.1:%(port)d>
 	ServerName 127.0.0.1
 	DocumentRoot "%(docroot)s"
 %(suexec)s	<Directory "%(docroot)s">
 		Options Indexes FollowSymLinks
-		AllowOverride All
+		AllowOverride %(override)s
 		Require all granted
 	</Directory>
 	CustomLog "%(dir)s/access.log" common
 </VirtualHost>
 """ % {"dir": self.dir, "user": user, "mods": mods, "port": self.port,
-            "docroot": self.docroot, "suexec": suexec}
+            "docroot": self.docroot, "suexec": suexec,
+            "override": self.allow_override}
 
     def start(self):
         self.run_apache()

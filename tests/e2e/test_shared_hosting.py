@@ -26,14 +26,18 @@ from (default: the build directory); tests/static_binary_test.sh points
 it at a copied --enable-static-binary build.
 """
 
+import grp
 import hashlib
 import json
 import os
+import pwd
 import re
 import shutil
 import stat
+import textwrap
 
-from gateway import BUILDDIR, TAP, SharedHostingGateway
+from gateway import BUILDDIR, SH_INSTALL, SRCDIR, TAP, SharedHostingGateway, \
+    free_port, grp_gid
 import test_sdk
 
 BINDIR = os.path.abspath(os.environ.get("EVALGATE_SH_BINDIR", BUILDDIR))
@@ -275,10 +279,10 @@ def test_installer_refusals(t, bindir):
         t.ok(out.returncode == 0 and "WARNING" not in out.stdout and
              set(modes.values()) == {oct(0o660)} and pepper == oct(0o640)
              and
-             stat.S_IMODE(os.stat(g.statedir).st_mode) == 0o770 and
+             stat.S_IMODE(os.stat(g.statedir).st_mode) == 0o2770 and
              wrapper_setting(g, "SERVICE_GROUP_WRITABLE") == "1",
              "SERVICE_GROUP_WRITABLE=1: database and cache files 0660, the "
-             "pepper 0640, STATEDIR 0770, the wrapper says 1", "%r\n%s" % (modes, out.stdout))
+             "pepper 0640, STATEDIR 2770 (setgid), the wrapper says 1", "%r\n%s" % (modes, out.stdout))
         with open(os.path.join(g.webdir, ".htaccess"), "w") as f:
             f.write("# someone else's\n")
         out = g.install()
@@ -367,6 +371,288 @@ def test_state_in_docroot(t, bindir):
     apache_run(t, g, "the document-root run", body)
 
 
+def said(out, *words):
+    """Whether the installer's output (both streams) has every word."""
+    text = out.stdout + out.stderr
+    return all(w in text for w in words)
+
+
+def test_check_url(t, bindir):
+    """The installer's --check-url: after installing it asks the site
+    over HTTP and names what the host lacks when the route does not
+    answer JSON.  One host, reconfigured between the runs."""
+    g = SharedHostingGateway(bindir=bindir)
+    suexec = g.suexec
+
+    def check():
+        g.stop()
+        g.run_apache()
+        return g.install(args=["--check-url", g.url(BASE)])
+
+    def body():
+        out = g.install()
+        t.ok(out.returncode == 0 and
+             "curl -sS https://YOUR-SITE/evalgate/health/ready" in
+             out.stdout, "without --check-url it says how to check by "
+             "hand", out.stdout + out.stderr)
+        g.modules_off = ("rewrite",)
+        out = check()
+        t.ok(out.returncode != 0 and said(out, "mod_rewrite", "a2enmod"),
+             "mod_rewrite off: the check names it", out.stdout + out.stderr)
+        r = g.get(BASE + "/health")
+        t.ok(r.status == 404 and b"mod_rewrite" in r.body,
+             "mod_rewrite off: a 404 that names it, not a bare HTML 500", r)
+        r = g.get(BASE + "/v1/models")
+        t.ok(r.status == 404 and b"mod_rewrite" in r.body,
+             "mod_rewrite off: every path says so", r)
+        g.modules_off = ("fcgid",)
+        out = check()
+        r = g.get(BASE + "/evalgate.fcgi")
+        t.ok(out.returncode != 0 and said(out, "mod_fcgid") and
+             r.status == 403 and b"export" not in r.body,
+             "mod_fcgid off: the check names it, and the wrapper is not "
+             "served as text", out.stdout + out.stderr + repr(r))
+        g.modules_off = ()
+        for override, lacks in (("AuthConfig Options", "FileInfo"),
+                                ("FileInfo AuthConfig", "Options")):
+            g.allow_override = override
+            out = check()
+            t.ok(out.returncode != 0 and
+                 said(out, "AllowOverride", lacks, "error log"),
+                 "AllowOverride %s: the check says the .htaccess is "
+                 "refused, and what AllowOverride needs" % override,
+                 out.stdout + out.stderr)
+        g.allow_override = "None"
+        out = check()
+        t.ok(out.returncode != 0 and
+             said(out, ".htaccess", "not read", "AllowOverride"),
+             "AllowOverride None: the check says the .htaccess is not read",
+             out.stdout + out.stderr)
+        g.allow_override = "All"
+        if suexec:
+            g.suexec = False
+            out = check()
+            t.ok(out.returncode != 0 and
+                 said(out, "0700", "suexec", "SERVICE_GROUP_WRITABLE=1"),
+                 "no suexec for the site: the check says the 0700 wrapper "
+                 "runs only through suexec, and offers the group mode",
+                 out.stdout + out.stderr)
+            g.suexec = True
+        else:
+            t.skip("no suexec for the site: the check names it",
+                   "needs root and Debian's suexec")
+        out = check()
+        t.ok(out.returncode == 0 and said(out, "answers"),
+             "the host as it should be: the check passes",
+             out.stdout + out.stderr)
+        out = g.install(args=["--check-url", "http://127.0.0.1:%d%s" %
+                              (free_port(), BASE)])
+        t.ok(out.returncode != 0 and
+             said(out, "could not reach", "curl -sS"),
+             "a URL it cannot reach: it says how to check by hand",
+             out.stdout + out.stderr)
+    apache_run(t, g, "the --check-url run", body)
+
+
+def group_state(g):
+    """The modes of STATEDIR and what is in it, WEBDIR's programs, and
+    the wrapper's SERVICE_GROUP_WRITABLE."""
+    modes = {n: oct(stat.S_IMODE(os.stat(os.path.join(g.statedir,
+                                                     n)).st_mode))
+             for n in os.listdir(g.statedir)}
+    st = {"pepper": modes.pop("pepper"),
+          "files": sorted(set(modes.values()))}
+    st["STATEDIR"] = oct(stat.S_IMODE(os.stat(g.statedir).st_mode))
+    for n in ("evalgate.fcgi", "evalgate-worker"):
+        st[n] = oct(stat.S_IMODE(os.stat(os.path.join(g.webdir,
+                                                      n)).st_mode))
+    st["SERVICE_GROUP_WRITABLE"] = wrapper_setting(g,
+                                                   "SERVICE_GROUP_WRITABLE")
+    return st
+
+
+def test_group_mode_again(t, bindir):
+    """Running the installer again applies the mode asked for, to the
+    state files, STATEDIR, the programs and the wrapper's setting, and
+    keeps the one installed when none is asked for."""
+    g = SharedHostingGateway(bindir=bindir, suexec=False)
+    no = {"EVALGATE_SUEXEC": "/nonexistent"}
+    group = dict(no, SERVICE_GROUP_WRITABLE="1")
+    private = dict(no, SERVICE_GROUP_WRITABLE="0")
+    want_group = {"files": [oct(0o660)],
+                  "pepper": oct(0o640), "STATEDIR": oct(0o2770),
+                  "evalgate.fcgi": oct(0o750),
+                  "evalgate-worker": oct(0o750),
+                  "SERVICE_GROUP_WRITABLE": "1"}
+    want_private = {"files": [oct(0o600)],
+                    "pepper": oct(0o600), "STATEDIR": oct(0o700),
+                    "evalgate.fcgi": oct(0o700),
+                    "evalgate-worker": oct(0o700),
+                    "SERVICE_GROUP_WRITABLE": "0"}
+    try:
+        out = g.install(env=private)
+        t.eq(group_state(g), want_private, "installed: 0600, 0700")
+        open(os.path.join(g.statedir, "evalgate.shm"), "w").close()
+        os.chmod(os.path.join(g.statedir, "evalgate.shm"), 0o600)
+        g._give(os.path.join(g.statedir, "evalgate.shm"))
+        for n in range(2):
+            out = g.install(env=group)
+            t.ok(out.returncode == 0 and "files mode 0660" in out.stdout,
+                 "again with SERVICE_GROUP_WRITABLE=1 (%d)" % (n + 1),
+                 out.stdout + out.stderr)
+            t.eq(group_state(g), want_group, "... the state files 0660 "
+                 "(the pepper 0640), STATEDIR 2770, the programs 0750, the "
+                 "wrapper's setting 1 (%d)" % (n + 1))
+        out = g.install(env=no)
+        t.ok(out.returncode == 0 and "files mode 0660" in out.stdout,
+             "again with no SERVICE_GROUP_WRITABLE: the installed mode",
+             out.stdout + out.stderr)
+        t.eq(group_state(g), want_group, "... kept as it was")
+        out = g.install(env=private)
+        t.ok(out.returncode == 0 and "files mode 0600" in out.stdout,
+             "again with SERVICE_GROUP_WRITABLE=0", out.stdout + out.stderr)
+        t.eq(group_state(g), want_private, "... back to 0600 and 0700, "
+             "STATEDIR no longer setgid, the wrapper's setting 0")
+    finally:
+        shutil.rmtree(g.dir, ignore_errors=True)
+
+
+def readme_blocks():
+    """The sh blocks of README.md's "Shared hosting" section."""
+    text = read(os.path.join(SRCDIR, "README.md"))
+    section = text.split("\n## Shared hosting\n", 1)[1].split("\n## ", 1)[0]
+    return [textwrap.dedent(b) for b in
+            re.findall(r"^ *```sh\n(.*?)^ *```$", section, re.M | re.S)]
+
+
+def test_readme_commands(t, bindir):
+    """README's shared-hosting steps 2 and 3, pasted into sh (and bash)
+    as they are, as the customer in its home directory: the installer's
+    and the console's lines, then the group mode's, after which the
+    console still works with nothing exported.  The site is not served
+    here: curl's lines and the installer's --check-url (test_check_url's)
+    are left out."""
+    blocks = [b for b in readme_blocks() if "scp " not in b and
+              ("shared-hosting-install" in b or "evalgate-admin" in b)]
+    t.eq(len(blocks), 3, "README's Shared hosting has the install, the "
+         "set-up and the group-mode blocks")
+    for shell in ("sh", "bash"):
+        if shutil.which(shell) is None:
+            t.skip("README's commands in %s" % shell, "no " + shell)
+            continue
+        g = SharedHostingGateway(bindir=bindir, suexec=False)
+        try:
+            bindir2 = os.path.join(g.dir, "bin")
+            os.makedirs(bindir2)
+            os.symlink(SH_INSTALL, os.path.join(bindir2,
+                                                "shared-hosting-install"))
+            g._give(bindir2)
+            shutil.copy(os.path.join(SRCDIR, "examples",
+                                     "demo-questions.json"),
+                        os.path.join(g.home, "triage.json"))
+            g._give(os.path.join(g.home, "triage.json"))
+            script = "set -e\n" + "\n".join(
+                re.sub(r" --check-url \S+", "", line)
+                for b in blocks for line in b.splitlines()
+                if not line.startswith("curl ")) + \
+                '\nevalgate-admin --db "$db" app list\n'
+            out = g.as_customer([shell, "-c", script], env={
+                "PATH": "%s:%s:/usr/bin:/bin" % (bindir2, g.bindir),
+                "EVALGATE_SUEXEC": "/nonexistent"})
+            t.ok(out.returncode == 0 and
+                 os.path.exists(os.path.join(g.home, "evalgate-state",
+                                             "evalgate.db")),
+                 "README's commands pasted into %s install and set up "
+                 "evalgate, in either mode" % shell, out.stdout + out.stderr)
+        finally:
+            shutil.rmtree(g.dir, ignore_errors=True)
+
+
+def test_group_host(t, bindir):
+    """The host puts the customer and www-data in a group of the
+    customer's; Apache's own group stays www-data and there is no
+    suexec.  Installed with SERVICE_GROUP_WRITABLE=1, the workers make
+    their files (-wal, -shm, evalgate.shm) in STATEDIR; the customer's
+    console, without SERVICE_GROUP_WRITABLE exported, keeps working."""
+    if os.geteuid() != 0:
+        t.skip("a host's group", "needs root (groupadd, Apache as "
+               "www-data)")
+        return
+    g = SharedHostingGateway(bindir=bindir, suexec=False, host_group=True)
+
+    def body():
+        out = g.install(env={"EVALGATE_SUEXEC": "/nonexistent",
+                             "SERVICE_GROUP_WRITABLE": "1"})
+        t.ok(out.returncode == 0, "installed in group mode",
+             out.stdout + out.stderr)
+        t.ok(os.stat(g.statedir).st_mode & stat.S_ISGID,
+             "STATEDIR is setgid")
+        # Set up as the customer would have before: the mode exported.
+        admin = g.admin
+        g.admin = lambda *a, **kw: admin(*a, env={
+            "SERVICE_GROUP_WRITABLE": "1"}, **kw)
+        keys = test_sdk.setup(g)
+        g.admin = admin
+        g.start()
+        r = g.post(BASE + "/v1/systemone", {"state": STATE,
+                                            "x_schema": {"id": "sdk"}},
+                   key=keys[0])
+        t.ok(r.status == 200, "the workers (www-data) evaluate", r)
+        gid = grp_gid(g.made_group)
+        files = {n: os.stat(os.path.join(g.statedir, n))
+                 for n in os.listdir(g.statedir)}
+        made = [n for n, st in files.items()
+                if st.st_uid == pwd.getpwnam("www-data").pw_uid]
+        t.ok(made, "the workers made files in STATEDIR", sorted(files))
+        t.eq({n: grp.getgrgid(st.st_gid).gr_name
+              for n, st in files.items() if st.st_gid != gid}, {},
+             "every file in STATEDIR is the shared group's, those the "
+             "workers made too")
+        for env in ({"SERVICE_GROUP_WRITABLE": "1"}, None):
+            for args in (("app", "create", "later%d" % (env is None)),
+                         ("key", "issue", "later%d" % (env is None)),
+                         ("app", "list")):
+                p = g.admin(*args, check=False, env=env)
+                t.ok(p.returncode == 0, "the console, %s, after the "
+                     "workers wrote: %s" % (
+                         "with SERVICE_GROUP_WRITABLE=1 exported" if env
+                         else "with nothing exported", " ".join(args)),
+                     p.stdout + p.stderr)
+        r = g.post(BASE + "/v1/systemone", {"state": STATE,
+                                            "x_schema": {"id": "sdk"}},
+                   key=keys[0])
+        t.ok(r.status == 200, "and the workers still evaluate", r)
+    apache_run(t, g, "the host-group run", body)
+
+
+def test_pepper_advice(t, bindir):
+    """The console's advice on a group-readable pepper never breaks the
+    workers, and the default mode is not weakened: a 0640 pepper in a
+    plain 0700 directory is still refused."""
+    g = SharedHostingGateway(bindir=bindir, suexec=False)
+    try:
+        out = g.install(env={"EVALGATE_SUEXEC": "/nonexistent",
+                             "SERVICE_GROUP_WRITABLE": "1"})
+        p = g.admin("app", "list", check=False)
+        t.ok(p.returncode == 0, "group mode: the console reads the 0640 "
+             "pepper without SERVICE_GROUP_WRITABLE exported",
+             p.stdout + p.stderr)
+        p = g.admin("app", "list", check=False,
+                    env={"SERVICE_GROUP_WRITABLE": "0"})
+        t.ok(p.returncode != 0 and "chmod 600" not in p.stderr and
+             "SERVICE_GROUP_WRITABLE" in p.stderr,
+             "SERVICE_GROUP_WRITABLE=0 in group mode: refused, and the "
+             "advice is not chmod 600 (which would lock the workers out)",
+             p.stdout + p.stderr)
+        os.chmod(g.statedir, 0o700)
+        p = g.admin("app", "list", check=False)
+        t.ok(p.returncode != 0 and "pepper" in p.stderr,
+             "a 0640 pepper in a plain 0700 directory is still refused",
+             p.stdout + p.stderr)
+    finally:
+        shutil.rmtree(g.dir, ignore_errors=True)
+
+
 def run(t, bindir=BINDIR):
     """The whole test with evalgate.fcgi and evalgate-admin from
     bindir."""
@@ -397,7 +683,9 @@ def run(t, bindir=BINDIR):
         t.ok(keys[0] not in g.log() and keys[1] not in g.log(),
              "keys are never logged")
     apache_run(t, g, "the shared-hosting run", body)
-    t.run([test_installer_refusals, test_state_in_docroot], bindir)
+    t.run([test_installer_refusals, test_state_in_docroot,
+           test_group_mode_again, test_readme_commands, test_pepper_advice,
+           test_group_host, test_check_url], bindir)
 
 
 def main():
