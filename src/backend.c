@@ -22,9 +22,10 @@
  * slower than its normal from holding more than half of the host's
  * workers (or the operator's max_in_flight); beyond, a 503.  When no
  * replica answered: 503 backend_unavailable, with the largest retry
- * hint an upstream gave, else 1 s.  Before it all, a backend with auth_env whose
- * variable holds no usable key is a 503 too (design.md section 16, item
- * 11).  Each 503 says why (enum err_unavailable), for the metrics.
+ * hint an upstream gave, else 1 s.  Before it all, a backend with
+ * auth_env whose variable holds no usable key is a 503 too (design.md
+ * section 16, item 11).  Each 503 says why (enum err_unavailable), for
+ * the metrics.
  *
  * The kinds' own options (struct backend_option) are read, shown and
  * looked up here too, from each kind's table. */
