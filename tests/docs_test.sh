@@ -3,7 +3,9 @@
 # the code.  Every command and option the console's usage lists is in
 # doc/evalgate-admin.8; every setting of src/settings.c is in
 # doc/evalgate.fcgi.8, and (but the tests-only one) in the FcgidInitialEnv
-# lines of examples/apache-fcgid.conf, the bin-environment of
+# lines of examples/apache-fcgid.conf (inside its virtual host; none in
+# apache-fcgid-server.conf, mod_fcgid's server-wide settings), the
+# bin-environment of
 # lighttpd.conf.sample and the wrapper tools/shared-hosting-install
 # writes.  Both pages format without warnings.  Speaks TAP.
 
@@ -63,7 +65,8 @@ for s in $settings; do
 		done
 		continue
 	fi
-	check "apache-fcgid.conf sets $s" grep -Eq "^FcgidInitialEnv +$s " \
+	check "apache-fcgid.conf sets $s" \
+	    grep -Eq "^[[:space:]]*FcgidInitialEnv +$s " \
 	    "$SRCDIR/examples/apache-fcgid.conf"
 	check "lighttpd.conf.sample sets $s" grep -Eq "^[[:space:]]*\"$s\" +=>" \
 	    "$SRCDIR/lighttpd.conf.sample"
