@@ -2,10 +2,14 @@
 # docs_test.sh: the manual pages and sample configurations keep up with
 # the code.  Every command and option the console's usage lists is in
 # doc/evalgate-admin.8; every setting of src/settings.c is in
-# doc/evalgate.fcgi.8, and (but the tests-only one) in the FcgidInitialEnv
-# lines of examples/apache-fcgid.conf, the bin-environment of
-# lighttpd.conf.sample and the wrapper tools/shared-hosting-install
-# writes.  Both pages format without warnings.  Speaks TAP.
+# doc/evalgate.fcgi.8, and (but the tests-only one) in every file that
+# gives the workers their settings: the FcgidInitialEnv lines of
+# examples/apache-fcgid.conf (inside its virtual host), the
+# bin-environment of lighttpd.conf.sample and of the drop-in
+# examples/lighttpd-evalgate.conf, and the wrapper
+# tools/shared-hosting-install writes.  (examples/apache-fcgid-server.conf
+# holds mod_fcgid's server-wide settings only, none of the workers'.)
+# Both pages format without warnings.  Speaks TAP.
 
 set -u
 
@@ -56,6 +60,7 @@ for s in $settings; do
 	# and sets it nowhere.
 	if [ "$s" = SERVICE_WORKERS ]; then
 		for f in examples/apache-fcgid.conf lighttpd.conf.sample \
+		    examples/lighttpd-evalgate.conf \
 		    tools/shared-hosting-install; do
 			check "$(basename $f) names $s and does not set it" \
 			    sh -c "grep -q '^[[:space:]]*#.*$s' '$SRCDIR/$f' &&
@@ -63,10 +68,13 @@ for s in $settings; do
 		done
 		continue
 	fi
-	check "apache-fcgid.conf sets $s" grep -Eq "^FcgidInitialEnv +$s " \
+	check "apache-fcgid.conf sets $s" \
+	    grep -Eq "^[[:space:]]*FcgidInitialEnv +$s " \
 	    "$SRCDIR/examples/apache-fcgid.conf"
-	check "lighttpd.conf.sample sets $s" grep -Eq "^[[:space:]]*\"$s\" +=>" \
-	    "$SRCDIR/lighttpd.conf.sample"
+	for f in lighttpd.conf.sample examples/lighttpd-evalgate.conf; do
+		check "$(basename $f) sets $s" \
+		    grep -Eq "^[[:space:]]*\"$s\" +=>" "$SRCDIR/$f"
+	done
 	check "shared-hosting-install's wrapper sets $s" \
 	    grep -Eq "^export $s=" "$SRCDIR/tools/shared-hosting-install"
 done
