@@ -1,6 +1,6 @@
 """peers.py: bench/run --peers: the Portkey AI gateway (npm
 @portkey-ai/gateway), started headless in front of the bench's nginx, as
-the peer the issue compares the proxy path with (issue 24).
+the peer the proxy path is compared with (doc/design.md, section 21).
 
 The package is installed with npm into ~/.cache/evalgate-bench/portkey
 (or $BENCH_PEERS_DIR) on first use.  Portkey is told to call an OpenAI

@@ -1,4 +1,5 @@
-"""slow.py: bench/run's slow-backend scenario (issue 24).
+"""slow.py: bench/run's slow-backend scenario (doc/design.md,
+section 21; bench/README.md).
 
 A System One upstream that answers after 300 ms (nginx with Debian's
 echo module, `echo_sleep 0.3`, which holds thousands of connections on

@@ -160,7 +160,7 @@ decide_shared(struct shm_admission *s, void *arg)
 	s->tat_ms = a->new_tat_ms;
 }
 
-/* In the host's shared memory (design.md section 16, item 1): 1
+/* In the host's shared memory (doc/design.md, sections 12 and 13): 1
  * decided, 0 there is none (admission is then kept in the store), -1
  * with e set (the database's counter could not be read). */
 static int

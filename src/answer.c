@@ -1,6 +1,7 @@
 /* answer.c: checks and renormalises a backend's distribution, applies the
- * temperature, and builds the typed answers of spec 2.2 and the stored
- * untempered distribution (design.md section 7).  Pure: no I/O, no global
+ * temperature, and builds the typed answers of the public contract and
+ * the stored untempered distribution (doc/design.md, sections 1.1 and
+ * 8).  Pure: no I/O, no global
  * state; one row per question type in the builders[] table. */
 #include "config.h"
 

@@ -1,4 +1,4 @@
-/* answer.h: the answer math (design.md section 7, spec 2.2), pure.
+/* answer.h: the answer math (doc/design.md, section 8), pure.
  *
  * A backend gives, per question, a distribution p over its outcomes in the
  * order of question.h (choice: option keys in iteration order; score:
@@ -22,7 +22,8 @@ int		 answer_normalise(double *p, size_t n);
  * be p. */
 void		 answer_temper(const double *p, size_t n, double T, double *q);
 
-/* The answer object of spec 2.2 for a validated question from its
+/* The answer object of the public contract (doc/design.md, section
+ * 1.1) for a validated question from its
  * untempered normalised distribution p (n = question_arity), tempered
  * with T:
  *   choice {"type","choice","probabilities":{key:q},"confidence","x_abstain"}

@@ -159,7 +159,7 @@ random_chars(char *out, size_t n, const char *set, uint32_t setlen)
 }
 
 /* The keyed hash a key row keeps of its secret, to refuse a wrong one
- * without argon2id (design.md section 16, item 4). */
+ * without argon2id (doc/design.md, section 6.2). */
 static void
 secret_check(const char *secret, unsigned char out[32])
 {

@@ -1,6 +1,6 @@
 /* backend.c: the registry of backend kinds, the dispatch on a backend's
- * kind, and the replica loop that every remote kind shares (design.md
- * section 7).
+ * kind, and the replica loop that every remote kind shares
+ * (doc/design.md, sections 7.1 and 7.2).
  *
  * The loop: replicas are tried in turn from a rotating start, until one
  * answers what fits the questions.  What a failed attempt says of its
@@ -23,8 +23,8 @@
  * workers (or the operator's max_in_flight); beyond, a 503.  When no
  * replica answered: 503 backend_unavailable, with the largest retry
  * hint an upstream gave, else 1 s.  Before it all, a backend with
- * auth_env whose variable holds no usable key is a 503 too (design.md
- * section 16, item 11).  Each 503 says why (enum err_unavailable), for
+ * auth_env whose variable holds no usable key is a 503 too
+ * (doc/design.md, section 7.5).  Each 503 says why (enum err_unavailable), for
  * the metrics.
  *
  * The kinds' own options (struct backend_option) are read, shown and
@@ -455,7 +455,7 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 	return rc;
 }
 
-/* The key auth_env names (design.md section 16, item 11): without
+/* The key auth_env names (doc/design.md, section 7.5): without
  * auth_env, no key is sent; with it, a variable that is unset, empty
  * or holds a line break refuses the call, and the log names the
  * variable, never its value. */

@@ -1,5 +1,5 @@
 /* backend_http.c: the HTTP client that remote backend kinds share
- * (design.md sections 2 and 7).
+ * (doc/design.md, sections 2.2 and 7.1).
  *
  * One blocking libcurl easy handle per process, created at first use (so
  * after fork) and kept across requests so that connections are reused;

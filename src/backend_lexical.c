@@ -1,5 +1,5 @@
 /* backend_lexical.c: the built-in offline backend, a deterministic
- * word-overlap baseline (design.md section 7).  It is not a model: it only
+ * word-overlap baseline (doc/design.md, section 7.1).  It is not a model: it only
  * tells which outcome's words the state repeats.
  *
  * Words are runs of ASCII letters and digits and of bytes >= 0x80 (so UTF-8

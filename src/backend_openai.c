@@ -1,5 +1,5 @@
-/* backend_openai.c: the "openai" backend kind (design.md section 7,
- * issue 17): any server speaking the OpenAI chat-completions contract
+/* backend_openai.c: the "openai" backend kind (doc/design.md, section
+ * 7.1; README, "OpenAI-compatible backends"): any server speaking the OpenAI chat-completions contract
  * with log-probabilities turned into a typed evaluator.
  *
  * One chat completion per question, asking for one token with its

@@ -1,6 +1,6 @@
 /* backend_openai.h: the "openai" kind, any server speaking the OpenAI
  * chat-completions contract with log-probabilities (llama.cpp's
- * llama-server, vLLM, the OpenAI API; design.md section 7, issue 17),
+ * llama-server, vLLM, the OpenAI API; doc/design.md, section 7.1),
  * and its pure parts, exposed for the unit tests and fuzzing: the
  * labels, the request of one question, the parser of one reply. */
 #ifndef EVALGATE_BACKEND_OPENAI_H

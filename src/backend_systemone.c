@@ -1,5 +1,5 @@
-/* backend_systemone.c: the "systemone" backend kind (design.md section
- * 7): an upstream speaking the System One contract.
+/* backend_systemone.c: the "systemone" backend kind (doc/design.md,
+ * section 7.1): an upstream speaking the System One contract.
  *
  * For one replica, POST {replica}/v1/systemone {state, model, questions}
  * through the shared HTTP client (backend_http.c) and read the answer.

@@ -1,5 +1,5 @@
 /* backend_systemone.h: the "systemone" kind, an upstream speaking the
- * System One contract (design.md section 7), and the pure parser of its
+ * System One contract (doc/design.md, section 7.1), and the pure parser of its
  * answers, exposed for the unit tests and fuzzing. */
 #ifndef EVALGATE_BACKEND_SYSTEMONE_H
 #define EVALGATE_BACKEND_SYSTEMONE_H

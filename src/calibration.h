@@ -1,6 +1,6 @@
 /* calibration.h: how good a question's answers were, from the untempered
  * distributions decisions keep and the outcomes recorded later
- * (design.md section 14).  Pure: no I/O, no global state.
+ * (doc/design.md, section 15).  Pure: no I/O, no global state.
  *
  * A sample is one answered question with a known outcome: its untempered,
  * normalised distribution p over n classes in the order of question.h

@@ -1,5 +1,5 @@
 /* calibration_render.h: a calibration report (the JSON object of
- * design.md section 14, as ops_calibration.c builds it) written out as
+ * doc/design.md, section 15, as ops_calibration.c builds it) written out as
  * JSON, as readable text, or as one self-contained HTML page (inline CSS
  * and SVG: a reliability diagram and a confidence histogram per question;
  * no script, font or image from elsewhere).  Pure: writes to the FILE it

@@ -1,4 +1,4 @@
-/* decision.c: a recorded decision as the JSON of design.md section 9,
+/* decision.c: a recorded decision as the JSON of doc/design.md, section 14,
  * shared by GET /v1/decisions/{id} and the administration export. */
 #include "config.h"
 

@@ -1,4 +1,4 @@
-/* decision.h: a recorded decision as JSON (design.md section 9), the
+/* decision.h: a recorded decision as JSON (doc/design.md, section 14), the
  * body of GET /v1/decisions/{id} and one line of the administration
  * export, and the one check of a decision id taken from a path. */
 #ifndef EVALGATE_DECISION_H

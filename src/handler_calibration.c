@@ -1,6 +1,6 @@
 /* handler_calibration.c: GET /admin/v1/schemas/{id}/calibration
- * ?version=&question=&since=&format=&target_accuracy= (design.md section
- * 14).  The query becomes the input of OP_CALIBRATION, the same
+ * ?version=&question=&since=&format=&target_accuracy= (doc/design.md,
+ * section 15).  The query becomes the input of OP_CALIBRATION, the same
  * operation `evalgate-admin calibration` runs; the report is answered as
  * JSON (the default), text or a self-contained HTML page.  A GET changes
  * nothing: there is no apply here. */

@@ -1,6 +1,5 @@
 /* handler_decision.c: GET /v1/decisions/{id} and POST
- * /v1/decisions/{id}/outcome (spec 2.3, 2.4, 3, 4.2, 4.3; design.md
- * section 9).
+ * /v1/decisions/{id}/outcome (doc/design.md, sections 1.1 and 14).
  *
  * A malformed id, an unknown one and another application's decision all
  * get the same 404, before the body is looked at.  Every outcome value is
@@ -40,7 +39,8 @@ handle_decision_get(struct req *r, struct error *e)
 	int		 rc;
 
 	/* The state is shown while the application has log_state on now
-	 * (spec 2.3), and only if it was kept when the decision was made. */
+	 * (doc/design.md, section 14), and only if it was kept when the
+	 * decision was made. */
 	if ((rc = decision_json(r->store, r->params[0], r->app.id,
 	    r->app.log_state, &body, e)) != 1)
 		return rc == 0 ? not_found(e) : -1;

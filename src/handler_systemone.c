@@ -1,6 +1,6 @@
 /* handler_systemone.c: POST /v1/systemone, the product's main job.
  *
- * In order (design.md section 3): parse and validate the body; render
+ * In order (doc/design.md, section 3): parse and validate the body; render
  * the state from x_template if given; resolve the schema (x_schema, or
  * the fingerprint of the inline questions) and check the grant; admit
  * the call against the rate limit and quota; ask the backend with no

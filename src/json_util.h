@@ -15,7 +15,7 @@
 
 #include "error.h"
 
-#define JU_MAX_DEPTH 64	/* nesting accepted anywhere (design.md section 5) */
+#define JU_MAX_DEPTH 64	/* nesting accepted anywhere (doc/design.md, 5.1) */
 #define JU_PATH_MAX 256	/* bytes of a path */
 
 /* Parses the whole of text (NUL-terminated) as JSON nested at most

@@ -22,7 +22,7 @@ void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The access log (SERVICE_ACCESS_LOG=1): "evalgate[PID]: access: "
  * and line, a request's logfmt fields (log_kv()).  Every line is
  * written: one per request, never counted like repeated warnings
- * (design.md section 16, item 14). */
+ * (doc/design.md, section 18.2). */
 void	log_access(const char *line);
 /* Appends " key=value" to the NUL-terminated line (size bytes), logfmt:
  * the value in double quotes, with backslash, double quote and control

@@ -1,5 +1,5 @@
-/* metrics.h: what the host counts for GET /metrics (design.md section
- * 16, item 1; doc/evalgate.fcgi.8, METRICS).
+/* metrics.h: what the host counts for GET /metrics (doc/design.md,
+ * section 18.1; doc/evalgate.fcgi.8, METRICS).
  *
  * Every process counts in its own slot of the host's shared memory
  * (shm.h): relaxed atomic stores to cells only it writes, no lock, no

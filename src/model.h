@@ -54,7 +54,7 @@ struct key_row {
 	int	has_check;		/* 0: a key from before it existed */
 };
 
-/* Backends (design.md section 7). */
+/* Backends (doc/design.md, section 7). */
 #define BACKEND_MAX_URLS 8
 /* Bytes of an openai backend's extra members, as compact JSON text. */
 #define BACKEND_EXTRA_SIZE 4096
@@ -93,7 +93,7 @@ struct schema_version {
 };
 void	 schema_version_clear(struct schema_version *v);
 
-/* Templates (design.md section 11). */
+/* Templates (doc/design.md, section 16). */
 struct template_version {
 	int64_t		 template_id;
 	char		 slug[MODEL_NAME_SIZE];
@@ -154,7 +154,7 @@ struct decision_row {
 void	 decision_row_clear(struct decision_row *d);
 /* An outcome for question differs from the one recorded (its JSON
  * text): 409 naming answers.<question>, with the recorded value in the
- * details (design.md section 9).  Returns -1. */
+ * details (doc/design.md, section 14).  Returns -1. */
 int	 outcome_conflict(const char *question, const char *recorded,
 	    struct error *e);
 
@@ -169,7 +169,7 @@ struct decision_range {
 	char	after_id[UUID7_LEN + 1];	/* "": from the first */
 };
 
-/* Calibration (design.md section 14): one answered question with its
+/* Calibration (doc/design.md, section 15): one answered question with its
  * outcome.  Every member is borrowed for the callback's duration. */
 struct calibration_row {
 	const char	*decision_id;

@@ -34,7 +34,7 @@ enum op {
 	OP_TEMPLATE_PUBLISH,
 	OP_TEMPLATE_LIST,
 	OP_TEMPLATE_RENDER,
-	OP_CALIBRATION,		/* design.md section 14: ops_calibration.c */
+	OP_CALIBRATION,		/* doc/design.md, section 15: ops_calibration.c */
 	OP_DECISIONS_PRUNE,	/* in steps, with its own audit row */
 	OP__MAX
 };
@@ -51,8 +51,8 @@ int	ops_run(enum op op, struct op_ctx *ctx, json_object *in,
 	    json_object **out, struct error *e);
 
 /* OP_CALIBRATION, in its own file: {id, version?, question?, since?,
- * format?, target_accuracy?, apply?} to the report of design.md section
- * 14.  It changes nothing unless apply, which publishes the next version
+ * format?, target_accuracy?, apply?} to the report of doc/design.md,
+ * section 15.  It changes nothing unless apply, which publishes the next version
  * through OP_SCHEMA_PUBLISH (its own transaction and audit row). */
 int	ops_calibration(struct op_ctx *ctx, json_object *in,
 	    json_object **out, struct error *e);

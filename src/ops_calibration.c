@@ -1,9 +1,9 @@
-/* ops_calibration.c: the calibration operation (design.md section 14),
+/* ops_calibration.c: the calibration operation (doc/design.md, section 15),
  * shared by `evalgate-admin calibration` and GET
  * /admin/v1/schemas/{id}/calibration through ops_run().
  *
  * Reads every answered question of one schema version that has an
- * outcome (store_calibration.c), computes the figures of calibration.h
+ * outcome (store_sqlite_calibration.c, store_pg_decision.c), computes the figures of calibration.h
  * per question and per backend at the version's temperature, fits the
  * temperature on the fit part of the deterministic split and reports it,
  * and the abstain threshold for a target accuracy, on the held-out part.
@@ -484,7 +484,7 @@ question_json(const struct load *l, const struct qstat *q,
 	return o;
 }
 
-/* The report of design.md section 14 over what l holds; *pooled is the
+/* The report of doc/design.md, section 15, over what l holds; *pooled is the
  * fit over every reported question, the one apply publishes. */
 static json_object *
 report(struct load *l, const struct schema_version *v,

@@ -1,5 +1,6 @@
 /* question.c: validation of questions and state, the structural
- * fingerprint, and outcome value checks (spec 2.1, 2.4, 2.6; design.md 5).
+ * fingerprint, and outcome value checks (doc/design.md, sections 5 and
+ * 14).
  *
  * Each question type is one row of the types[] table: its wire name, the
  * validator of its criteria, its arity, what it feeds to the fingerprint

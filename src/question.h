@@ -1,4 +1,4 @@
-/* question.h: typed questions of a request (spec 2.1, 2.4, 2.6).
+/* question.h: typed questions of a request (doc/design.md, section 5).
  *
  * Validation of a questions map and of the state, the structural
  * fingerprint that matches inline questions to published schema versions,
@@ -37,7 +37,7 @@ enum qtype	 question_type(json_object *question);
 /* "choice", "score", "noul"; NULL for Q__MAX or out of range.  Static. */
 const char	*question_type_name(enum qtype);
 
-/* Validates a questions map (design.md section 5): 1..max_questions
+/* Validates a questions map (doc/design.md, section 5.1): 1..max_questions
  * questions, names any non-empty string, each an object with a known type
  * and criteria of its shape; instructions and descriptions may be a string,
  * an object, an array or null (numbers and booleans are refused); unknown
@@ -65,8 +65,8 @@ size_t		 question_arity(json_object *question);
 void		 question_fingerprint(json_object *questions,
 		    char hex[QUESTION_FINGERPRINT_LEN + 1]);
 
-/* Checks an observed outcome value against a validated question (spec
- * 2.4): choice, one of its option keys (a string); noul, a JSON boolean;
+/* Checks an observed outcome value against a validated question
+ * (doc/design.md, section 14): choice, one of its option keys (a string); noul, a JSON boolean;
  * score, a JSON integer from 0 to levels - 1 (1.0 is refused).  0, or -1
  * with ERR_VALIDATION on the given field. */
 int		 question_check_outcome(json_object *question,

@@ -52,7 +52,7 @@ int	settings_load(struct settings *s, settings_getter get,
  * takes 1 from such a directory of the pepper. */
 int	settings_group_dir(const char *path);
 
-/* The umask both programs set at start (design.md section 16, item 13):
+/* The umask both programs set at start (doc/design.md, section 19.3):
  * 077, or 007 with SERVICE_GROUP_WRITABLE=1. */
 #define SETTINGS_UMASK(s)	((s)->group_writable ? 007 : 077)
 

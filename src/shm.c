@@ -360,7 +360,8 @@ shm_join(const char *path, struct error *e)
 /* The scheduler wakes a worker on the CPU it last ran on unless another
  * is idle at that instant: with as many workers as CPUs, both of a
  * 2-CPU host's workers were found queued on one CPU while the other
- * idled a third of the time (issue 24).  A slot names the CPU its owner
+ * idled a third of the time (README, "Sizing").  A slot names the CPU
+ * its owner
  * keeps to; a new worker takes the least named of those it may use.
  * Slots of owners killed without freeing them still count until taken
  * again: looking whether each owner lives would hold the lock for every

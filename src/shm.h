@@ -1,10 +1,10 @@
-/* shm.h: the host's shared memory (design.md section 16, item 1).
+/* shm.h: the host's shared memory (doc/design.md, section 12).
  *
  * One file-backed mapping (SERVICE_SHM_PATH) that every worker of the
  * host maps, for what they must count together and may lose: which
- * backend each worker is calling (the in-flight limit), and, as the
- * issues that need them arrive, probes, budgets, admission, the
- * write-lock queues and metrics.  Deleting the file loses nothing that
+ * backend each worker is calling (the in-flight limit), replicas'
+ * failures in a row and probes, key budgets, admission, the write-lock
+ * queues, the group commit's records and metrics.  Deleting the file loses nothing that
  * matters: every process notices (shm_maintain) and maps a new one.
  *
  * The layout is fixed and versioned: a header, one robust
@@ -180,7 +180,7 @@ int		 shm_budget_take(struct shm *m, const char *key, int64_t now_ms,
 long		 shm_streak_add(struct shm *m, const char *key, int failed,
 		    int64_t now_ms, int64_t period_ms);
 
-/* The write-lock queues (design.md section 16, item 9): every process
+/* The write-lock queues (doc/design.md, section 9.3): every process
  * that writes a file of the store waits here for its turn, asleep, and
  * is woken when the one before it is done, so that SQLite itself never
  * sees hundreds of writers polling for its lock.  One queue per file
@@ -200,7 +200,8 @@ int		 shm_queue_enter(struct shm *m, enum shm_queue q,
 		    int64_t wait_ms);
 void		 shm_queue_leave(struct shm *m, enum shm_queue q);
 
-/* Group commit (issue 24): the decisions that several workers have
+/* Group commit (doc/design.md, section 9.4): the decisions that several
+ * workers have
  * ready at once are written in one transaction, by one of them, the
  * leader, which shares their pages, BEGIN, COMMIT and sync.  Each
  * worker writes its record (the bytes shm_group_take() hands a leader;
@@ -260,7 +261,7 @@ void		 shm_group_leave(struct shm *m);
 void		 shm_group_finish(struct shm *m, int h, enum shm_group how,
 		    const struct error *e);
 
-/* Admission (design.md section 16, item 1): each application's GCRA
+/* Admission (doc/design.md, section 13): each application's GCRA
  * state and the day's running total of its quota units, exact across
  * the host's workers, as nginx's limit_req keeps its zone.  The table
  * holds SHM_ADMITS applications, SHM_ADMIT_WAYS to a bucket; a new one

@@ -45,11 +45,11 @@ void	 store_close(struct store *st);
 /* "sqlite" or "postgresql": the engine s chooses. */
 const char *store_engine_name(const struct settings *s);
 /* Whether admission may be kept in the host's shared memory (1), or
- * must stay in the database, shared with other hosts (0: design.md
- * section 16, item 6). */
+ * must stay in the database, shared with other hosts (0:
+ * doc/design.md, section 10). */
 int	 store_host_admission(struct store *st);
-/* Whether a decision could be written to each file now (design.md
- * section 16, item 9): on fresh connections, each answers a query and
+/* Whether a decision could be written to each file now
+ * (doc/design.md, section 9.3): on fresh connections, each answers a query and
  * gives its write lock within 250 ms (rolled back: nothing written), and
  * no write on the host met a full disk in the last second. */
 void	 store_ready(struct store *st, int *db_ok, int *cache_ok);
@@ -65,7 +65,7 @@ void	 store_read_begin(struct store *st);
 void	 store_read_end(struct store *st);
 /* The same on the cache file, for the admission counters: it never
  * waits for a decision being written, and commits without fsync
- * (design.md section 8). */
+ * (doc/design.md, section 9.1). */
 int	 store_begin_counters(struct store *st, struct error *e);
 int	 store_commit(struct store *st, struct error *e);
 void	 store_rollback(struct store *st);
@@ -104,7 +104,7 @@ int	 store_memo_has(struct store *st, const unsigned char mac[32],
 void	 store_memo_put(struct store *st, const unsigned char mac[32],
 	    const char *prefix, int64_t now_ms);
 
-/* Backends (design.md section 7). */
+/* Backends (doc/design.md, section 7). */
 int	 store_backend_insert(struct store *st, struct backend *b,
 	    struct error *e);
 int	 store_backend_set_enabled(struct store *st, const char *name,
@@ -159,7 +159,7 @@ int	 store_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
 int	 store_grant_allows(struct store *st, int64_t app_id,
 	    int64_t schema_id, int64_t version, struct error *e);
 
-/* Templates (design.md section 11).
+/* Templates (doc/design.md, section 16).
  *
  * Publishes the next version of slug (creating the template) inside the
  * caller's transaction: v->template_id, v->version and v->created_at are
@@ -205,7 +205,7 @@ int	 store_decision_page(struct store *st, const struct decision_range *q,
 	    int limit, void (*fn)(const char *id, int64_t created_at_ms,
 	    void *), void *arg, struct error *e);
 
-/* Calibration (design.md section 14): every row of version of
+/* Calibration (doc/design.md, section 15): every row of version of
  * schema_id created at or after since_ms, of question (NULL: of every
  * question), in decision id order.  fn returning -1 (with e set) stops
  * the walk, which then returns -1.  0 or -1. */
@@ -239,7 +239,7 @@ int	 store_quota_used(struct store *st, int64_t app_id, const char *day,
 int	 store_quota_charge(struct store *st, int64_t app_id,
 	    const char *day, int64_t units, struct error *e);
 
-/* Backup and restore (store_backup.c), for the console: whole files,
+/* Backup and restore (store_sqlite_backup.c), for the console: whole files,
  * each on connections of its own, never a worker's.  What a copy
  * holds, for the console to say. */
 struct store_copy {
@@ -297,7 +297,7 @@ struct store_import {
 int	 store_import(const struct settings *s, const char *from,
 	    struct store_import *r, struct error *e);
 
-/* Retention (design.md sections 10 and 16).
+/* Retention (doc/design.md, section 11.1).
  *
  * The decisions a prune deletes, and where it stands: those of app_id
  * created before before_ms (a prune of every application goes through

@@ -153,8 +153,8 @@
 
 struct store_engine {
 	const char	*name;		/* "sqlite", "postgresql" */
-	/* Admission may be kept in the host's shared memory (design.md
-	 * section 16, item 6): SQLite's, one host's.  PostgreSQL's is
+	/* Admission may be kept in the host's shared memory
+	 * (doc/design.md, sections 10 and 13): SQLite's, one host's.  PostgreSQL's is
 	 * shared by several hosts and stays in the database. */
 	int		 host_admission;
 	STORE_OPEN_OPS(STORE_MEMBER)

@@ -173,7 +173,7 @@ pg_decision_get(struct store *pg, const char *id, int64_t app_id,
 	return rc;
 }
 
-/* Outcomes (spec section 3, design.md section 9). */
+/* Outcomes (doc/design.md, section 14). */
 
 /* The first question of values (in their order) whose recorded value,
  * as the statement gave it back, is not the one given: 409.  0 or -1. */
@@ -267,7 +267,7 @@ pg_decision_page(struct store *pg, const struct decision_range *q,
 	return n;
 }
 
-/* Calibration (design.md section 14): the rows streamed, in decision id
+/* Calibration (doc/design.md, section 15): the rows streamed, in decision id
  * order, as the SQLite engine's. */
 
 struct calibration_walk {

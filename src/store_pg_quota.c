@@ -1,6 +1,6 @@
 /* store_pg_quota.c: admission's row of an application and the day's
- * quota counter, in PostgreSQL, shared by every host (design.md section
- * 16, item 6).
+ * quota counter, in PostgreSQL, shared by every host (doc/design.md,
+ * sections 10 and 13).
  *
  * Admission reads, decides and writes inside the transaction
  * store_begin_counters() began (admission.c), the application's row

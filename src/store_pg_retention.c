@@ -1,5 +1,5 @@
 /* store_pg_retention.c: what keeps the PostgreSQL database bounded
- * (design.md sections 4, 10 and 16), as the SQLite engine's
+ * (doc/design.md, section 11.1), as the SQLite engine's
  * store_sqlite_retention.c does: pruning decisions in steps of
  * PG_PRUNE_BATCH, each its own short transaction, so that an
  * interrupted prune can simply be run again; the workers' automatic

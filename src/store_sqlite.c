@@ -1,6 +1,7 @@
-/* store.c: connections, migrations, the prepared statements and the
- * transaction helpers every store_*.c file uses.  The SQL is elsewhere:
- * the tables in schema.sql and sql/, the statements in store_sql.c. */
+/* store_sqlite.c: the SQLite engine's connections, migrations, the
+ * prepared statements and the transaction helpers every store_sqlite*.c
+ * file uses.  The SQL is elsewhere: the tables in schema.sql and sql/,
+ * the statements in store_sqlite_sql.c. */
 #include "config.h"
 
 #include <errno.h>
@@ -127,7 +128,7 @@ pragmas(sqlite3 *db, struct error *e)
 	 * old snapshot is cut back once a checkpoint has emptied it.  No
 	 * mmap_size: the pages an evaluation rereads after the other
 	 * worker's commit are mostly in the WAL, which SQLite never maps;
-	 * measured again with 256 MiB (issue 24), it saved one pread in
+	 * measured again with 256 MiB, it saved one pread in
 	 * eight, remapped the growing file (mmap and munmap once every two
 	 * evaluations) and served 10-20% fewer requests (bench/RESULTS.md). */
 	snprintf(sql, sizeof(sql),

@@ -55,17 +55,17 @@ extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 
 
 /* Every statement the store runs, by name; the texts are the table
- * store_sql[] in store_sql.c, and a connection keeps each one prepared
+ * store_sql[] in store_sqlite_sql.c, and a connection keeps each one prepared
  * from its first use (store_stmt). */
 enum stmt {
-	/* Transactions and the audit log (store.c). */
+	/* Transactions and the audit log (store_sqlite.c). */
 	STMT_BEGIN,
 	STMT_COMMIT,
 	STMT_ROLLBACK,
 	STMT_LOCK_MAIN,
 	STMT_LOCK_CACHE,
 	STMT_AUDIT,
-	/* Applications, keys, the key memo and failures (store_app.c). */
+	/* Applications, keys, the key memo and failures (store_sqlite_app.c). */
 	STMT_APP_INSERT,
 	STMT_APP_UPDATE,
 	STMT_APP_BY_NAME,
@@ -78,16 +78,16 @@ enum stmt {
 	STMT_KEY_ALL,
 	STMT_MEMO_HAS,
 	STMT_MEMO_PUT,
-	/* Replica cool-downs (store_cache.c). */
+	/* Replica cool-downs (store_sqlite_cache.c). */
 	STMT_COOLDOWN_GET,
 	STMT_COOLDOWN_PUT,
 	STMT_COOLDOWN_DEL,
-	/* Admission and the day's quota (store_quota.c). */
+	/* Admission and the day's quota (store_sqlite_quota.c). */
 	STMT_ADMISSION,
 	STMT_ADMISSION_SET,
 	STMT_USED_ADD,
 	STMT_USED_GET,
-	/* The catalog (store_catalog.c): backends, schemas, grants,
+	/* The catalog (store_sqlite_catalog.c): backends, schemas, grants,
 	 * templates. */
 	STMT_BACKEND_INSERT,
 	STMT_REPLICA_INSERT,
@@ -117,8 +117,8 @@ enum stmt {
 	STMT_TEMPLATE_ALL,
 	/* The catalog's generation (kept.h). */
 	STMT_GENERATION,
-	/* Decisions, answers, outcomes (store_decision*.c), calibration
-	 * (store_calibration.c). */
+	/* Decisions, answers, outcomes (store_sqlite_decision*.c), calibration
+	 * (store_sqlite_calibration.c). */
 	STMT_DECISION_INSERT,
 	STMT_ANSWER_INSERT,
 	STMT_DECISION_EXISTS,
@@ -129,7 +129,7 @@ enum stmt {
 	STMT_OUTCOME_INSERT,
 	STMT_DECISION_PAGE,
 	STMT_CALIBRATION_ROWS,
-	/* Retention (store_retention.c). */
+	/* Retention (store_sqlite_retention.c). */
 	STMT_PRUNE_PICK,
 	STMT_PRUNE_OUTCOMES,
 	STMT_PRUNE_ANSWERS,
@@ -138,13 +138,13 @@ enum stmt {
 	STMT_RETAIN_NEXT_APP,
 	STMT_VACUUM_STEP,
 	STMT_FREELIST,
-	/* Setting up (store.c), on connections of their own too: run
+	/* Setting up (store_sqlite.c), on connections of their own too: run
 	 * directly from their text, never kept. */
 	STMT_ATTACH_CACHE,
 	STMT_USER_VERSION,
 	STMT_INIT_BEGIN,
 	STMT_READY,
-	/* Backup and restore (store_backup.c), on connections of their
+	/* Backup and restore (store_sqlite_backup.c), on connections of their
 	 * own, run directly from their text. */
 	STMT_INTEGRITY,
 	STMT_EVALGATE_TABLES,
@@ -215,7 +215,7 @@ struct store {
 };
 
 /* Waits in the host's write-lock queue of file (TX_DATABASE or
- * TX_CACHE) before a write (design.md section 16, item 9): as long as
+ * TX_CACHE) before a write (doc/design.md, section 9.3): as long as
  * busy() would wait for SQLite's lock when that is short (checkpoints,
  * automatic retention), else up to STORE_QUEUE_WAIT_MS.  Nothing is
  * taken twice.  0 (in line, or no queue on this host), or -1 with e

@@ -1,4 +1,5 @@
-/* store_app.c: applications, API keys, and the authentication cache. */
+/* store_sqlite_app.c: applications, API keys, and the authentication
+ * cache, in SQLite. */
 #include "config.h"
 
 #include <stdio.h>

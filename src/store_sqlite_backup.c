@@ -1,4 +1,5 @@
-/* store_backup.c: backup and restore of the database, for the console.
+/* store_sqlite_backup.c: backup and restore of the database, for the
+ * console.
  *
  * A backup is SQLite's online backup API over one read snapshot: in WAL
  * mode a reader never blocks a writer, so the workers go on answering

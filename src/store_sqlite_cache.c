@@ -1,4 +1,4 @@
-/* store_cache.c: replica cool-downs in the cache file, shared by every
+/* store_sqlite_cache.c: replica cool-downs in the cache file, shared by every
  * worker.  Like the key memo, these never fail the request: a cache that
  * does not answer reads as "no cool-down" and a lost write is harmless.
  *

@@ -1,4 +1,5 @@
-/* store_calibration.c: what calibration reads (design.md section 14):
+/* store_sqlite_calibration.c: what calibration reads (doc/design.md,
+ * section 15):
  * every answered question of a schema version that has an outcome, with
  * the untempered distribution the decision kept, streamed in decision id
  * order so that a report is the same however often it is asked for. */

@@ -1,4 +1,4 @@
-/* store_catalog.c: the catalog an evaluation is resolved against:
+/* store_sqlite_catalog.c: the catalog an evaluation is resolved against:
  * backends and their replicas, schemas and their versions, grants, and
  * templates and their versions. */
 #include "config.h"
@@ -77,7 +77,7 @@ next_version(struct store *st, const struct versioned *k, const char *slug,
 	return 0;
 }
 
-/* JSON kept by the store and read back (store_internal.h). */
+/* JSON kept by the store and read back (store_sqlite.h). */
 int
 stored_json(const char *text, json_object **out, const char *what,
     struct error *e)

@@ -490,7 +490,7 @@ sq_decision_get(struct store *st, const char *id, int64_t app_id,
 	return rc;
 }
 
-/* Outcomes (spec section 3, design.md section 9). */
+/* Outcomes (doc/design.md, section 14). */
 
 /* One question's outcome, inside the caller's transaction. */
 static int

@@ -1,5 +1,5 @@
-/* store_decision_list.c: an application's decisions by creation time, a
- * page at a time, for the operators' listing and export.  Pages are cut
+/* store_sqlite_decision_list.c: an application's decisions by creation
+ * time, a page at a time, for the operators' listing and export.  Pages are cut
  * on the keyset (created_at_ms, id), which the index decisions_app_time
  * serves, so that a page costs the same wherever it starts and rows
  * recorded meanwhile neither repeat nor shift what follows. */

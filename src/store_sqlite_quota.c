@@ -1,4 +1,4 @@
-/* store_quota.c: the admission row of an application (cache, for a
+/* store_sqlite_quota.c: the admission row of an application (cache, for a
  * host without the shared memory) and the day's quota counter
  * (database). */
 #include "config.h"

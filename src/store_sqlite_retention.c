@@ -1,5 +1,5 @@
-/* store_retention.c: what keeps the database bounded (design.md
- * sections 4, 10 and 16): pruning decisions in small steps, each its
+/* store_sqlite_retention.c: what keeps the database bounded
+ * (doc/design.md, section 11.1): pruning decisions in small steps, each its
  * own short write transaction, so that no evaluation waits long behind
  * it and an interrupted prune can simply be run again; the workers'
  * automatic retention after the answer has gone; clearing old kept

@@ -1,11 +1,11 @@
-/* store_sql.c: every SQL statement the store runs, by name (enum stmt
- * in store_internal.h), in one table: the one place to read what the
+/* store_sqlite_sql.c: every SQL statement the SQLite engine runs, by
+ * name (enum stmt in store_sqlite.h), in one table: the one place to read what the
  * store asks of SQLite, and the one a second engine would replace.  The
  * tables themselves are in schema.sql and sql/.
  *
  * Every value comes in as a bound parameter (?1, ?2, ...); no text is
  * ever pasted into a statement.  Only the pragmas, which take a number
- * the store formats itself, are built in store.c. */
+ * the store formats itself, are built in store_sqlite.c. */
 #include "config.h"
 
 #include "store_columns.h"
@@ -13,7 +13,7 @@
 
 
 const char *const store_sql[STMT__MAX] = {
-	/* Transactions and the audit log (store.c). */
+	/* Transactions and the audit log (store_sqlite.c). */
 	[STMT_BEGIN] = "BEGIN",
 	[STMT_COMMIT] = "COMMIT",
 	[STMT_ROLLBACK] = "ROLLBACK",
@@ -27,7 +27,7 @@ const char *const store_sql[STMT__MAX] = {
 	    "INSERT INTO audit_log (at_ms, actor, action, target, details)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5)",
 
-	/* Applications, keys, the key memo and failures (store_app.c). */
+	/* Applications, keys, the key memo and failures (store_sqlite_app.c). */
 	[STMT_APP_INSERT] =
 	    "INSERT INTO applications (name, log_state, is_admin,"
 	    " rate_per_minute, daily_quota, created_at)"
@@ -73,7 +73,7 @@ const char *const store_sql[STMT__MAX] = {
 	    " ON CONFLICT (url) DO UPDATE SET until_ms = excluded.until_ms",
 	[STMT_COOLDOWN_DEL] = "DELETE FROM cache.cooldowns WHERE url = ?1",
 
-	/* Admission and the day's quota (store_quota.c). */
+	/* Admission and the day's quota (store_sqlite_quota.c). */
 	/* The arrival time, and the day's units: the larger of the cache's
 	 * running total and the database's counter (store.h). */
 	[STMT_ADMISSION] =
@@ -101,7 +101,7 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_USED_GET] =
 	    "SELECT used FROM quota_days WHERE app_id = ?1 AND day = ?2",
 
-	/* The catalog (store_catalog.c): backends, schemas, grants,
+	/* The catalog (store_sqlite_catalog.c): backends, schemas, grants,
 	 * templates. */
 	[STMT_BACKEND_INSERT] =
 	    "INSERT INTO backends (name, kind, model, auth_env, description,"
@@ -130,7 +130,7 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_BACKEND_ALL] =
 	    "SELECT " BACKEND_COLS " FROM backends"
 	    " WHERE ?1 = 0 OR enabled = 1 ORDER BY name",
-	/* A versioned kind (store_catalog.c): its parent row for slug ?1
+	/* A versioned kind (store_sqlite_catalog.c): its parent row for slug ?1
 	 * (a duplicate is ignored), that row's id, and its next version. */
 	[STMT_SCHEMA_CREATE] =
 	    "INSERT OR IGNORE INTO schemas (slug, created_at) VALUES (?1, ?2)",
@@ -187,11 +187,11 @@ const char *const store_sql[STMT__MAX] = {
 	    "SELECT " TEMPLATE_COLS " WHERE v.published = 1"
 	    " ORDER BY v.template_id, v.version",
 
-	/* The catalog's generation (store_kept.c). */
+	/* The catalog's generation (store_sqlite.c, for kept.c). */
 	[STMT_GENERATION] = "SELECT n FROM catalog_generation",
 
-	/* Decisions, answers, outcomes (store_decision*.c), calibration
-	 * (store_calibration.c). */
+	/* Decisions, answers, outcomes (store_sqlite_decision*.c), calibration
+	 * (store_sqlite_calibration.c). */
 	[STMT_DECISION_INSERT] =
 	    "INSERT INTO decisions (id, app_id, created_at_ms, model, backend,"
 	    " schema_id, schema_version, template_id, template_version, state,"
@@ -242,7 +242,7 @@ const char *const store_sql[STMT__MAX] = {
 	    " AND d.created_at_ms >= ?3 AND (?4 IS NULL OR a.question = ?4)"
 	    " ORDER BY d.id, a.position",
 
-	/* Retention (store_retention.c).  A prune step picks the next
+	/* Retention (store_sqlite_retention.c).  A prune step picks the next
 	 * decisions of application ?2 after its cursor, oldest first
 	 * (decisions_app_time), whether each has an outcome, and deletes
 	 * them one by one: ?1 before, ?3 and ?4 the cursor, ?5 how many. */
@@ -270,13 +270,13 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_VACUUM_STEP] = "PRAGMA incremental_vacuum(128)",
 	[STMT_FREELIST] = "PRAGMA freelist_count",
 
-	/* Setting up (store.c), on connections of their own too: run
+	/* Setting up (store_sqlite.c), on connections of their own too: run
 	 * directly from their text, never kept. */
 	[STMT_ATTACH_CACHE] = "ATTACH DATABASE ?1 AS cache",
 	[STMT_USER_VERSION] = "PRAGMA user_version",
 	[STMT_INIT_BEGIN] = "BEGIN IMMEDIATE",
 	[STMT_READY] = "SELECT count(*) FROM sqlite_schema",
-	/* Backup and restore (store_backup.c). */
+	/* Backup and restore (store_sqlite_backup.c). */
 	[STMT_INTEGRITY] = "PRAGMA integrity_check",
 	/* The tables every version of the schema has had. */
 	[STMT_EVALGATE_TABLES] = "SELECT count(*) FROM sqlite_schema"

@@ -1,5 +1,6 @@
 /* template.h: the Mustache renderer that turns a template version and its
- * typed variables into the state sent to the backend (design section 11).
+ * typed variables into the state sent to the backend (doc/design.md,
+ * section 16).
  *
  * Supported: interpolation ({{name}}, {{{name}}}, {{& name}}), dotted names,
  * the implicit iterator {{.}}, sections, inverted sections, comments, set

@@ -27,7 +27,7 @@ for s in floor "lexical full" "lexical normal" "upstream normal" \
     "nginx direct"; do
 	check "a figure for $s" "grep -q '^| $s | [0-9]' '$out' 2>/dev/null"
 done
-# PostgreSQL (issue 21): its figures and round trips in a build with
+# PostgreSQL (doc/design.md, section 21): its figures and round trips in a build with
 # the engine, else a line saying why they are skipped.
 check "a figure for postgresql full, or why not" \
     "grep -q '^| postgresql full | [0-9]' '$out' 2>/dev/null ||
@@ -45,7 +45,7 @@ check "the gateway-added latency is reported" \
     "grep -q 'Gateway-added latency.*[0-9] ms' '$out' 2>/dev/null"
 check "the lexical pipeline's added latency is reported" \
     "grep -q \"the lexical pipeline's.*[0-9] ms\" '$out' 2>/dev/null"
-check "issue 24's fast-path targets are reported" \
+check "the fast-path targets are reported" \
     "grep -q '^| lexical .normal., at least 0.30 of the floor | [0-9]' \
     '$out' 2>/dev/null"
 echo "1..$n"

@@ -1,5 +1,5 @@
 /* backup.c: evalgate-admin backup and restore: the files around the
- * store's copy (store_backup.c): where a backup goes and what it may
+ * store's copy (store_sqlite_backup.c): where a backup goes and what it may
  * replace, the pepper beside it, and what the operator is told.
  *
  * The pepper is written beside a backup (FILE.pepper, 0600): keys do

@@ -1,4 +1,5 @@
-/* evalgate-admin: the administration console for a single host.
+/* evalgate-admin.c: evalgate-admin, the administration console for a
+ * single host.
  *
  * It works on the SQLite file directly, through the same operations
  * (ops.c) as the /admin/v1 routes.  Each command is a row of a table:
@@ -644,7 +645,7 @@ no_database(const struct settings *s)
 }
 
 /* Offline: the gateway stopped, rewrites the database with incremental
- * auto-vacuum (design.md section 16, item 8). */
+ * auto-vacuum (doc/design.md, section 11.1). */
 static int
 cmd_compact(const struct settings *s)
 {
@@ -701,7 +702,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	/* Every write waits in the host's write-lock queue with the
-	 * workers' (design.md section 16, item 9), if they made one: a
+	 * workers' (doc/design.md, section 9.3), if they made one: a
 	 * console without it writes as before, on SQLite's busy wait. */
 	shm_set_host(shm_join(s.shm_path, &e));
 	error_clear(&e);

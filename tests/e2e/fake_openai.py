@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fake OpenAI-compatible chat-completions server with fault modes, for
-evalgate's end-to-end tests of the `openai` backend kind (issue 17).
+evalgate's end-to-end tests of the `openai` backend kind
+(doc/design.md, section 7.1).
 
 Python 3 standard library only. Run as its own process:
 

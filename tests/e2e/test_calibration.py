@@ -1,4 +1,4 @@
-"""test_calibration: calibration from outcomes (design.md section 14), end
+"""test_calibration: calibration from outcomes (doc/design.md, section 15), end
 to end.  Decisions are made through POST /v1/systemone over real lighttpd
 against the fake upstream, whose distributions the test sets for each
 decision; outcomes are drawn from those distributions tempered with a

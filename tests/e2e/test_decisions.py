@@ -84,7 +84,7 @@ def test_layout(t, g, keys):
     d = r.json()
     t.eq(sorted(d), sorted(["id", "created_at", "model", "x_backend",
                             "x_schema", "answers", "outcomes", "state"]),
-         "exactly the fields of design.md 9 (no template: no x_template)")
+         "exactly the fields of doc/design.md 14 (no template: no x_template)")
     t.eq(d["id"], ev["x_decision_id"], "id is x_decision_id")
     t.ok(RFC3339_MS.match(d["created_at"]) is not None,
          "created_at is RFC 3339 UTC", d["created_at"])

@@ -1,4 +1,5 @@
-"""test_openai: the `openai` backend kind (issue 17) end to end, over real
+"""test_openai: the `openai` backend kind (doc/design.md, section
+7.1) end to end, over real
 lighttpd, against tests/e2e/fake_openai.py running as its own processes.
 
 What is proven:

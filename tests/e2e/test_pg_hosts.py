@@ -1,4 +1,5 @@
-"""test_pg_hosts: two gateways, one PostgreSQL database (issue 21).
+"""test_pg_hosts: two gateways, one PostgreSQL database (doc/design.md,
+section 10).
 
 Two lighttpd instances on different ports, each with its own worker
 pool, its own cache file and its own copy of the pepper, both on one
@@ -12,7 +13,7 @@ same file for both):
 - a decision made through one host is read through the other, given an
   outcome there, and the outcome is read back through the first;
 - a catalog change through one host's console (a revoked key, a removed
-  grant; design.md section 16, item 12), through its /admin/v1, or by
+  grant; doc/design.md, section 6.3), through its /admin/v1, or by
   hand with psql reaches every worker of the other host at its next
   request, though they all kept the rows it changed;
 - a password in the URL (SERVICE_DB_URL, --db) is never shown: not in

@@ -1,6 +1,6 @@
 """test_static_binary: ./configure --enable-static-binary, the build a
 shared-hosting customer copies to a host without a compiler (README,
-"Shared hosting"; design.md section 16, item 7).
+"Shared hosting"; doc/design.md, section 19.4).
 
 Configures and builds evalgate.fcgi and evalgate-admin that way once, in
 the build directory's static-binary/ (kept: a second run only relinks

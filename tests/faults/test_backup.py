@@ -114,7 +114,7 @@ def loaded_backup(t, g, key, path):
 
 def restore_modes(t, path):
     """A restored database has the mode init gives one: 0600, or 0660
-    with SERVICE_GROUP_WRITABLE=1 (design.md 16, item 13)."""
+    with SERVICE_GROUP_WRITABLE=1 (doc/design.md, section 19.3)."""
     for group, want in (("0", 0o600), ("1", 0o660)):
         fresh = tempfile.mkdtemp(prefix="evalgate-restore-")
         db = os.path.join(fresh, "var", "evalgate.db")

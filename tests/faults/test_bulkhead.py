@@ -15,7 +15,7 @@ the hung calls' timeout:
   period is let through to the replica, host-wide.
 
 The figures (p99 within 50 ms) are bench/'s; here the margins are wide
-(design.md section 16, item 3): nothing waits anywhere near the 3 s
+(doc/design.md, section 20): nothing waits anywhere near the 3 s
 timeout.  Then the limit is exact across workers and survives a worker
 killed in the middle of a call (its slot in the shared memory is freed):
 with --max-in-flight 1, a second concurrent call is refused, and after

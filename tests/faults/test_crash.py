@@ -24,7 +24,7 @@ worker holds each queue and the others wait in line, asleep; the killer
 picks its victims among them (by /proc/PID/wchan: the holder sleeps in
 nanosleep, a waiter in a futex) and the same checks prove that a worker
 killed holding or waiting for the lock stalls nobody and loses nothing
-acknowledged (design.md section 16, item 9).
+acknowledged (doc/design.md, section 9.3).
 
 A fourth run ("group", SERVICE_DB_SYNC=normal, 8 workers) is the same
 for group commit: the worker leading one sleeps 20 ms before its COMMIT
@@ -49,7 +49,7 @@ worker, not lighttpd); once it is back the workers reconnect by
 themselves and serve again; and the same checks prove that every
 decision and outcome acknowledged before, during and after is there.
 The runs "full" and "queue" are SQLite's (power loss a test cannot cut;
-the write-lock queue of design.md section 16, item 9, is SQLite's
+the write-lock queue of doc/design.md, section 9.3, is SQLite's
 writers'): skipped there, saying so.  integrity_check and
 foreign_key_check are SQLite's; on PostgreSQL the same query finds no
 answer or outcome without its decision.
@@ -476,8 +476,8 @@ def main():
         t.skip("full: power loss", "SQLite only: on PostgreSQL the server "
                "run has SERVICE_DB_SYNC=full")
         t.skip("queue: workers killed in the write-lock queue",
-               "SQLite only: the queue is SQLite's writers' (design.md "
-               "section 16, item 9)")
+               "SQLite only: the queue is SQLite's writers' (doc/design.md, "
+               "section 9.3)")
         t.skip("group: leaders killed in a group commit",
                "SQLite only: group commit is SQLite's writers'")
     for sync in runs:

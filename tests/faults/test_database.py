@@ -30,7 +30,7 @@ hang, and the gateway recovers by itself.
   transaction (a snapshot) while clients write; SQLite must keep every
   frame written since, so the WAL grows, and writers are not blocked.
   Once the reader ends, the workers' own automatic checkpoint and the
-  journal_size_limit store.c sets bring the WAL file back under
+  journal_size_limit store_sqlite.c sets bring the WAL file back under
   STORE_WAL_LIMIT without operator action.
 
 Without root (no mount), the tmpfs parts are skipped with a note.
@@ -54,7 +54,7 @@ from gateway import Gateway, TAP  # noqa: E402
 
 BUSY_S = 5.0                    # STORE_BUSY_TIMEOUT_MS
 MARGIN_S = 3.0
-WAL_LIMIT = 4 << 20             # STORE_WAL_LIMIT in store_internal.h
+WAL_LIMIT = 4 << 20             # STORE_WAL_LIMIT in src/store_sqlite.h
 SHM_CHUNK = 32768               # the WAL index grows by this per 4096 frames
 STEADY_EVALUATIONS = 3000       # about 6 WAL frames each
 CACHE_ROUNDS = 10

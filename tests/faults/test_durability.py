@@ -8,7 +8,7 @@ and an outcome.
 
 - full: after the last write a request makes to the database's WAL comes
   an fdatasync of that WAL, and only then the answer's write to the web
-  server's socket.  (store.c syncs after COMMIT, once the write lock is
+  server's socket.  (store_sqlite.c syncs after COMMIT, once the write lock is
   released, instead of inside it: this is what keeps that promise.)
 - Both: the cache file (rate windows, quota running totals) is never
   synced: it may be lost.

@@ -1,5 +1,5 @@
 """test_hardening: what a review as an attacker and a chaos tester found
-(issue 15), each shown by a check that failed before its fix.
+(README, "Faults"), each shown by a check that failed before its fix.
 
 - Readiness tells the truth: /health/ready is a 503 naming the file when
   a decision could not be written now (the cache write-locked by

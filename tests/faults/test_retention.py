@@ -1,6 +1,6 @@
 """test_retention: decisions are pruned (by hand and by the workers), the
-space comes back, and nothing else is lost (issue 22, design.md sections
-4, 10 and 16).
+space comes back, and nothing else is lost (doc/design.md,
+section 11.1; README, "Keeping data").
 
 - Prune by hand: by date, by application, with and without
   --keep-with-outcomes, from the console (a bare number) and over HTTP
@@ -45,7 +45,7 @@ DAY_MS = 86400000
 T0 = 1767916800000              # 2026-01-09T00:00:00Z
 EVAL = {"state": "the checkout is broken, refund now",
         "x_schema": {"id": "demo"}}
-MAX_WAIT_S = 2.0                # design.md 16.3: a wide margin
+MAX_WAIT_S = 2.0                # doc/design.md, section 20: a wide margin
 RETAIN_BOUND = 1500             # requests within which old ones go
 
 

@@ -1,6 +1,6 @@
 /* question_test.c: TAP tests of question.c — every refusal of
  * question_validate() with its field path, the liberal acceptances of
- * design.md section 5, the state size limit, the structural fingerprint
+ * doc/design.md, section 5.1, the state size limit, the structural fingerprint
  * and outcome checks. */
 #include "config.h"
 

@@ -1,4 +1,4 @@
-/* store_sql_test.c: TAP tests of the store's SQL (src/store_sql.c and
+/* store_sql_test.c: TAP tests of the store's SQL (src/store_sqlite_sql.c and
  * the .sql files): every statement of enum stmt has a text, and every
  * text prepares against a database made by schema.sql and each
  * migration step, with the cache made by cache.sql attached, as a
