@@ -28,6 +28,7 @@
 #include "shm.h"
 #include "store.h"
 #include "utf8.h"
+#include "version.h"
 
 enum opt_kind {
 	OPT_FLAG,		/* --x: true */
@@ -226,6 +227,7 @@ usage(void)
 	size_t i;
 
 	fprintf(stderr, "usage: evalgate-admin [--db PATH|URL] COMMAND\n"
+	    "or:    evalgate-admin --version\n"
 	    "commands:\n  init\n  compact\n");
 	for (i = 0; i < NCMDS; i++)
 		fprintf(stderr, "  %s\n", cmds[i].usage);
@@ -659,6 +661,10 @@ main(int argc, char **argv)
 	int			 rc, nwords = 0;
 
 	argc--, argv++;
+	if (argc == 1 && strcmp(argv[0], "--version") == 0) {
+		printf("evalgate-admin %s\n", EVALGATE_VERSION);
+		return 0;
+	}
 	if (argc >= 2 && strcmp(argv[0], "--db") == 0) {
 		db_arg = argv[1];
 		argc -= 2, argv += 2;
