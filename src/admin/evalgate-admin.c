@@ -577,12 +577,12 @@ static int
 cmd_init(const struct settings *s)
 {
 	struct error	e = { 0 };
-	int		created, pg = s->db_url[0] != '\0';
+	int		created, found, pg = s->db_url[0] != '\0';
 
 	if ((!pg && make_parents(s->db_path, &e) == -1) ||
 	    make_parents(s->cache_path, &e) == -1 ||
 	    make_parents(s->pepper_file, &e) == -1 ||
-	    store_init(s, &e) == -1 ||
+	    (found = store_init(s, &e)) == -1 ||
 	    (created = auth_create_pepper(s->pepper_file, &e)) == -1) {
 		refused(&e);
 		error_clear(&e);
@@ -590,9 +590,18 @@ cmd_init(const struct settings *s)
 	}
 	/* A PostgreSQL database is named by its engine alone: its URL may
 	 * hold a password. */
-	printf("database %s ready\ncache %s ready\npepper %s %s\n",
-	    pg ? "PostgreSQL" : s->db_path, s->cache_path, s->pepper_file,
-	    created ? "created" : "kept");
+	printf("database %s ready\n", pg ? "PostgreSQL" : s->db_path);
+	/* What an upgrade did (README, "Upgrading"). */
+	if (found == 0)
+		printf("created the database at schema version %d\n",
+		    store_schema_version());
+	else if (found < store_schema_version())
+		printf("migrated the database from schema version %d to %d\n",
+		    found, store_schema_version());
+	else
+		printf("schema version %d, nothing to migrate\n", found);
+	printf("cache %s ready\npepper %s %s\n", s->cache_path,
+	    s->pepper_file, created ? "created" : "kept");
 	return 0;
 }
 
