@@ -15,6 +15,7 @@
 #include "handlers.h"
 #include "metrics.h"
 #include "shm.h"
+#include "version.h"
 
 #define METRICS_TEXT_MAX	(4 << 20)	/* bytes of the answer */
 
@@ -150,7 +151,7 @@ by_schema(struct expo *x, struct metrics_snapshot *s, const char *name,
 static void
 render(struct expo *x, struct metrics_snapshot *s)
 {
-	struct expo_label	 version = { "version", PACKAGE_VERSION };
+	struct expo_label	 version = { "version", EVALGATE_VERSION };
 
 	requests(x, s);
 	backends(x, s);

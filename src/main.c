@@ -4,7 +4,8 @@
  * the listening socket on descriptor 0.  It reads its settings, opens its
  * own database connection (never one inherited across fork), then
  * answers one request per loop turn.  SIGTERM ends the loop after the
- * request in hand is answered. */
+ * request in hand is answered.  `evalgate.fcgi --version` prints its
+ * version and exits. */
 #include "config.h"
 
 #include <malloc.h>
@@ -29,6 +30,7 @@
 #include "settings.h"
 #include "shm.h"
 #include "store.h"
+#include "version.h"
 
 static volatile sig_atomic_t stopping;
 
@@ -64,7 +66,7 @@ metrics_setup(const struct settings *s)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	static struct settings	 settings;
 	struct sigaction	 sa;
@@ -75,6 +77,11 @@ main(void)
 	struct req		 r;
 	char			 err[512];
 
+	/* Before anything FastCGI: an operator asks from a shell. */
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("evalgate.fcgi %s\n", EVALGATE_VERSION);
+		return 0;
+	}
 	if (settings_load(&settings, env, err, sizeof(err)) == -1) {
 		log_warn("bad setting: %s", err);
 		return 1;

@@ -21,6 +21,7 @@
 #include <linux/futex.h>
 
 #include "clock.h"
+#include "log.h"
 #include "shm.h"
 #include "shm_file.h"
 #include "xalloc.h"
@@ -199,6 +200,12 @@ map_once(struct shm *m, struct error *e)
 			errno = EPROTO;
 			goto fail;
 		}
+		/* Another build's (an upgrade): said once, by the worker
+		 * that replaces it, as its figures are left behind. */
+		if (m->f != NULL && m->f->version != SHM_VERSION)
+			log_info("shared memory %s: layout version %u, this "
+			    "build's is %d: made anew (the metrics start again "
+			    "from 0)", m->path, m->f->version, SHM_VERSION);
 		discard(m->path, sb.st_dev, sb.st_ino);
 		unmap(m);
 		return 0;

@@ -15,7 +15,8 @@
  * a slot's figures are folded when the slot is taken again (metrics.c
  * says what the cells count).  A file of
  * another version or size is not reused: it is unlinked and a new one
- * made, so processes of two versions never share a layout.  A slot is
+ * made, so processes of two versions never share a layout (the worker
+ * that replaces one of another version logs both versions).  A slot is
  * owned by a process (pid and start time, against pid reuse) and freed
  * when its owner is gone.  Everything in the mapping but the metrics'
  * cells, the counters and the group commit's records (shm_group.c, by

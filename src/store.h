@@ -24,8 +24,12 @@
 struct settings;
 struct store;
 
-/* Creates or migrates the database and the cache.  Idempotent. */
+/* Creates or migrates the database and the cache.  Idempotent.  The
+ * schema version the database had (0: none, it was made), which is now
+ * store_schema_version(); -1 with e set. */
 int	 store_init(const struct settings *s, struct error *e);
+/* The schema version this program's workers need, on either engine. */
+int	 store_schema_version(void);
 /* Opens this process's connection; NULL with e set. */
 struct store *store_open(const struct settings *s, struct error *e);
 /* The same for a long-running worker: a database that cannot be opened
@@ -51,8 +55,16 @@ int	 store_host_admission(struct store *st);
 /* Whether a decision could be written to each file now
  * (doc/design.md, section 9.3): on fresh connections, each answers a query and
  * gives its write lock within 250 ms (rolled back: nothing written), and
- * no write on the host met a full disk in the last second. */
-void	 store_ready(struct store *st, int *db_ok, int *cache_ok);
+ * no write on the host met a full disk in the last second.  *schema is
+ * the database's schema version as the probe read it (-1: unread); one
+ * that is not store_schema_version() is not ready either, as the
+ * workers refuse it. */
+void	 store_ready(struct store *st, int *db_ok, int *cache_ok,
+	    int *schema);
+/* What a database of another schema version is told (the version
+ * found, the one wanted): the workers' log line and readiness's
+ * reason. */
+#define STORE_SCHEMA_WHY "schema version %d, want %d: run evalgate-admin init"
 
 /* A short write transaction on the database, holding its write lock
  * from the start (as BEGIN IMMEDIATE would, without the cache's). */

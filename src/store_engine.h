@@ -139,8 +139,8 @@
 	X(void, maintain, (struct store *st), (st)) \
 	X(void, idle, (struct store *st), (st)) \
 	X(void, close, (struct store *st), (st)) \
-	X(void, ready, (struct store *st, int *db_ok, int *cache_ok), (st, \
-	    db_ok, cache_ok)) \
+	X(void, ready, (struct store *st, int *db_ok, int *cache_ok, \
+	    int *schema), (st, db_ok, cache_ok, schema)) \
 	X(void, read_begin, (struct store *st), (st)) \
 	X(void, read_end, (struct store *st), (st)) \
 	X(void, rollback, (struct store *st), (st)) \

@@ -627,9 +627,8 @@ connect_db(struct store *pg, struct error *e)
 	    "synchronous_commit") == -1 || (v = schema_version(pg, e)) == -1)
 		goto fail;
 	if (v != PG_SCHEMA_VERSION) {
-		error_set(e, ERR_UNAVAILABLE, NULL, "PostgreSQL: schema "
-		    "version %d, want %d: run evalgate-admin init", v,
-		    PG_SCHEMA_VERSION);
+		error_set(e, ERR_UNAVAILABLE, NULL, "PostgreSQL: "
+		    STORE_SCHEMA_WHY, v, PG_SCHEMA_VERSION);
 		e->retry_after_ms = PG_RETRY_MS;
 		e->unavailable = EU_DATABASE;
 		goto fail;
@@ -726,12 +725,13 @@ pg_close(struct store *pg)
 }
 
 /* Whether a decision could be written now, on a connection of its own:
- * it connects, answers a query, and takes the row lock every catalog
+ * it connects, answers a query (and says the schema version in
+ * *version), and takes the row lock every catalog
  * change takes within PG_READY_WAIT_MS (rolled back: nothing is
  * written).  A lock held longer is not ready; the wait is short so that
  * readiness never queues behind writers. */
 static int
-writable(const struct settings *s)
+writable(const struct settings *s, int *version)
 {
 	struct store		 probe;
 	struct pg_params	 p;
@@ -754,6 +754,7 @@ writable(const struct settings *s)
 	ok = pg_run(&probe, PG_BEGIN, NULL, &e, "ready") == 0 &&
 	    pg_run(&probe, PG_LOCK_TIMEOUT, &p, &e, "ready") >= 0 &&
 	    pg_run(&probe, PG_READY_READ, NULL, &e, "ready") == 1 &&
+	    (*version = schema_version(&probe, &e)) != -1 &&
 	    pg_run(&probe, PG_READY_WRITE, NULL, &e, "ready") == 1;
 	pg_run(&probe, PG_ROLLBACK, NULL, &e, "ready");
 	quiet = 0;
@@ -763,22 +764,25 @@ writable(const struct settings *s)
 }
 
 void
-pg_ready(struct store *pg, int *db_ok, int *cache_ok)
+pg_ready(struct store *pg, int *db_ok, int *cache_ok, int *schema)
 {
-	int unused;
+	int unused, none;
 
-	*db_ok = writable(pg->settings);
-	store_ready(pg->local, &unused, cache_ok);
+	*schema = -1;
+	*db_ok = writable(pg->settings, schema) &&
+	    *schema == PG_SCHEMA_VERSION;
+	store_ready(pg->local, &unused, cache_ok, &none);
 }
 
 /* Creates the schema in a new database, or takes an older one to this
  * program's version, in one transaction; refuses a newer one.  Several
- * at once wait for each other (an advisory lock). */
+ * at once wait for each other (an advisory lock).  The version found
+ * (0: none), or -1. */
 static int
 migrate(struct store *pg, struct error *e)
 {
 	PGresult	*r;
-	int		 v, has;
+	int		 v, has, found;
 
 	if (pg_run(pg, PG_BEGIN, NULL, e, "begin") == -1)
 		return -1;
@@ -801,6 +805,7 @@ migrate(struct store *pg, struct error *e)
 	}
 	if ((v = schema_version(pg, e)) == -1)
 		goto fail;
+	found = has ? v : 0;
 	if (v > PG_SCHEMA_VERSION || v < PG_SCHEMA_BASE) {
 		error_set(e, ERR_INTERNAL, NULL, "PostgreSQL: schema version "
 		    "%d is %s this program (%d)", v, v > PG_SCHEMA_VERSION ?
@@ -816,7 +821,7 @@ migrate(struct store *pg, struct error *e)
 		}
 		PQclear(r);
 	}
-	return pg_commit(pg, e);
+	return pg_commit(pg, e) == -1 ? -1 : found;
 fail:
 	pg_rollback(pg);
 	return -1;
@@ -826,21 +831,21 @@ int
 pg_init(const struct settings *s, struct error *e)
 {
 	struct store	*pg = store_new(s);
-	int		 unused, cache_ok, rc = -1;
+	int		 unused, none, cache_ok, found, rc = -1;
 
 	if ((pg->conn = pg_connect(s->db_url, PG_CONNECT_TIMEOUT_S,
 	    e)) == NULL)
 		goto out;
-	if (migrate(pg, e) == -1)
+	if ((found = migrate(pg, e)) == -1)
 		goto out;
 	/* The host's cache file, made by store_new(). */
-	store_ready(pg->local, &unused, &cache_ok);
+	store_ready(pg->local, &unused, &cache_ok, &none);
 	if (!cache_ok) {
 		error_set(e, ERR_UNAVAILABLE, NULL,
 		    "cannot create the cache %s", s->cache_path);
 		goto out;
 	}
-	rc = 0;
+	rc = found;
 out:
 	pg_close(pg);
 	return rc;

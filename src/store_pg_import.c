@@ -479,7 +479,7 @@ migrated_copy(const char *path, char *tmp, size_t tmplen, struct error *e)
 		    path, sqlite3_errstr(step));
 		goto out;
 	}
-	rc = store_migrate(dst, path, e);
+	rc = store_migrate(dst, path, NULL, e);
 out:
 	sqlite3_close(src);
 	sqlite3_close(dst);

@@ -299,7 +299,8 @@ user_version(sqlite3 *db)
 }
 
 int
-store_migrate(sqlite3 *db, const char *path, struct error *e)
+store_migrate(sqlite3 *db, const char *path, int *found_out,
+    struct error *e)
 {
 	char	sql[64];
 	int	v, found;
@@ -327,6 +328,8 @@ store_migrate(sqlite3 *db, const char *path, struct error *e)
 		sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL, NULL);
 		return -1;
 	}
+	if (found_out != NULL)
+		*found_out = found;
 	return 0;
 }
 
@@ -341,7 +344,7 @@ sq_init(const struct settings *s, struct error *e)
 {
 	sqlite3	*db;
 	char	 dir[sizeof(s->db_path)], *slash;
-	int	 rc = -1;
+	int	 rc = -1, found = -1, queued = 0;
 
 	snprintf(dir, sizeof(dir), "%s", s->db_path);
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
@@ -365,12 +368,26 @@ sq_init(const struct settings *s, struct error *e)
 	 * before its first table and before it turns to WAL; an existing
 	 * one keeps its mode (evalgate-admin compact changes it). */
 	if (exec(db, store_sql[STMT_AUTO_VACUUM], e, "auto_vacuum") == -1 ||
-	    pragmas(db, e) == -1 || store_migrate(db, s->db_path, e) == -1)
+	    pragmas(db, e) == -1)
 		goto out;
-	rc = attach_cache(db, s, e);
+	/* A migration is a write like any other: it waits its turn in the
+	 * host's queue (design.md section 16, item 9), so that the workers
+	 * serving meanwhile queue behind it, not against it. */
+	if ((queued = shm_queue_enter(shm_host(), SHM_QUEUE_DB,
+	    STORE_QUEUE_WAIT_MS)) == -1) {
+		error_set(e, ERR_UNAVAILABLE, NULL, "%s: waited %d ms in the "
+		    "write-lock queue: its holder is stuck", s->db_path,
+		    STORE_QUEUE_WAIT_MS);
+		goto out;
+	}
+	rc = store_migrate(db, s->db_path, &found, e);
+	if (queued == 1)
+		shm_queue_leave(shm_host(), SHM_QUEUE_DB);
+	if (rc == 0)
+		rc = attach_cache(db, s, e);
 out:
 	sqlite3_close(db);
-	return rc;
+	return rc == 0 ? found : -1;
 }
 
 /* Waits for a lock in short steps.  SQLite's own handler sleeps up to
@@ -543,9 +560,8 @@ connect_db(struct store *st, struct error *e)
 	if (st->cache_only)
 		return 0;
 	if ((v = user_version(st->db)) != SCHEMA_VERSION) {
-		error_set(e, ERR_UNAVAILABLE, NULL, "%s: schema version %d, "
-		    "want %d: run evalgate-admin init", s->db_path, v,
-		    SCHEMA_VERSION);
+		error_set(e, ERR_UNAVAILABLE, NULL, "%s: " STORE_SCHEMA_WHY,
+		    s->db_path, v, SCHEMA_VERSION);
 		goto fail;
 	}
 	/* SQLite opens a file it may not write read-only, silently: say
@@ -679,12 +695,13 @@ sq_close(struct store *st)
 }
 
 /* Whether a decision could be written to the file at path now: it
- * opens writable, answers a query, and gives its write lock within
+ * opens writable, answers a query (and, version not NULL, says its
+ * schema version), and gives its write lock within
  * STORE_READY_WAIT_MS (then the transaction is rolled back: nothing is
  * written).  A lock held longer than that is not ready; the wait is
  * short so that readiness never queues behind writers. */
 static int
-writable(const char *path)
+writable(const char *path, int *version)
 {
 	sqlite3		*db = NULL;
 	sqlite3_stmt	*stmt = NULL;
@@ -695,6 +712,8 @@ writable(const char *path)
 	    sqlite3_prepare_v2(db, store_sql[STMT_READY], -1, &stmt, NULL) ==
 	    SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW;
 	sqlite3_finalize(stmt);
+	if (ok && version != NULL)
+		*version = user_version(db);
 	if (ok) {
 		sqlite3_busy_timeout(db, STORE_READY_WAIT_MS);
 		ok = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
@@ -706,7 +725,7 @@ writable(const char *path)
 }
 
 void
-sq_ready(struct store *st, int *db_ok, int *cache_ok)
+sq_ready(struct store *st, int *db_ok, int *cache_ok, int *schema)
 {
 	const struct settings	*s = st->settings;
 	struct shm		*m = shm_host();
@@ -714,9 +733,11 @@ sq_ready(struct store *st, int *db_ok, int *cache_ok)
 
 	/* A full disk gives the lock and fails the commit: what the
 	 * host's last writes met counts too. */
-	*db_ok = st->cache_only || (writable(s->db_path) &&
+	*schema = -1;
+	*db_ok = st->cache_only || (writable(s->db_path, schema) &&
+	    *schema == SCHEMA_VERSION &&
 	    shm_marked(m, SHM_MARK_DB_FULL) < since);
-	*cache_ok = writable(s->cache_path) &&
+	*cache_ok = writable(s->cache_path, NULL) &&
 	    shm_marked(m, SHM_MARK_CACHE_FULL) < since;
 }
 

@@ -265,8 +265,9 @@ STORE_DECLARE_ALL
  * to this program's schema version in one transaction: store_init()'s
  * migration, and a restore's.  A database that had a version is then
  * checked (store_check_file) before the commit: refused, it is rolled
- * back.  0 or -1 with e set. */
-int		 store_migrate(sqlite3 *db, const char *path,
+ * back.  0 or -1 with e set; *found (if not NULL) is then the version
+ * the transaction found (0: a new database). */
+int		 store_migrate(sqlite3 *db, const char *path, int *found,
 		    struct error *e);
 /* Whether the database open on db (the file at path, for messages)
  * holds only what evalgate makes: the objects of this program's schema
@@ -275,8 +276,6 @@ int		 store_migrate(sqlite3 *db, const char *path,
  * object, or the table, row and column. */
 int		 store_check_file(sqlite3 *db, const char *path,
 		    struct error *e);
-/* The schema version this program migrates to. */
-int		 store_schema_version(void);
 /* store_idle(): a step of automatic retention when one is due. */
 void		 store_retain(struct store *st);
 

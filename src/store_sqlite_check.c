@@ -286,7 +286,7 @@ check_schema(sqlite3 *db, const char *path, struct error *e)
 		    "memory", path);
 		goto out;
 	}
-	if (store_migrate(made, ":memory:", e) == -1)
+	if (store_migrate(made, ":memory:", NULL, e) == -1)
 		goto out;
 	rc = objects(db, made, 1, path, e) == -1 ||
 	    objects(made, db, 0, path, e) == -1 ? -1 : 0;

@@ -49,6 +49,12 @@ $usage
 EOF
 check "evalgate-admin.8 has the global --db" grep -q '^\.It Fl -db' \
     "$ADMIN_MAN"
+check "evalgate-admin --help names --version" \
+    grep -q -- '--version' <<<"$("$BUILDDIR/evalgate-admin" --help 2>&1)"
+check "evalgate-admin.8 has --version" grep -q '^\.It Fl -version' \
+    "$ADMIN_MAN"
+check "evalgate.fcgi.8 has --version" grep -q '^\.It Fl -version' \
+    "$SRCDIR/doc/evalgate.fcgi.8"
 
 settings=$(grep -o '"SERVICE_[A-Z_]*"' "$SRCDIR/src/settings.c" | tr -d '"')
 check "src/settings.c has settings" test -n "$settings"

@@ -29,6 +29,7 @@
 #include "shm.h"
 #include "store.h"
 #include "utf8.h"
+#include "version.h"
 
 enum opt_kind {
 	OPT_FLAG,		/* --x: true */
@@ -227,6 +228,7 @@ usage(void)
 	size_t i;
 
 	fprintf(stderr, "usage: evalgate-admin [--db PATH|URL] COMMAND\n"
+	    "or:    evalgate-admin --version\n"
 	    "commands:\n  init\n  compact\n");
 	for (i = 0; i < NCMDS; i++)
 		fprintf(stderr, "  %s\n", cmds[i].usage);
@@ -576,12 +578,12 @@ static int
 cmd_init(const struct settings *s)
 {
 	struct error	e = { 0 };
-	int		created, pg = s->db_url[0] != '\0';
+	int		created, found, pg = s->db_url[0] != '\0';
 
 	if ((!pg && make_parents(s->db_path, &e) == -1) ||
 	    make_parents(s->cache_path, &e) == -1 ||
 	    make_parents(s->pepper_file, &e) == -1 ||
-	    store_init(s, &e) == -1 ||
+	    (found = store_init(s, &e)) == -1 ||
 	    (created = auth_create_pepper(s->pepper_file, &e)) == -1) {
 		refused(&e);
 		error_clear(&e);
@@ -589,9 +591,18 @@ cmd_init(const struct settings *s)
 	}
 	/* A PostgreSQL database is named by its engine alone: its URL may
 	 * hold a password. */
-	printf("database %s ready\ncache %s ready\npepper %s %s\n",
-	    pg ? "PostgreSQL" : s->db_path, s->cache_path, s->pepper_file,
-	    created ? "created" : "kept");
+	printf("database %s ready\n", pg ? "PostgreSQL" : s->db_path);
+	/* What an upgrade did (README, "Upgrading"). */
+	if (found == 0)
+		printf("created the database at schema version %d\n",
+		    store_schema_version());
+	else if (found < store_schema_version())
+		printf("migrated the database from schema version %d to %d\n",
+		    found, store_schema_version());
+	else
+		printf("schema version %d, nothing to migrate\n", found);
+	printf("cache %s ready\npepper %s %s\n", s->cache_path,
+	    s->pepper_file, created ? "created" : "kept");
 	return 0;
 }
 
@@ -679,6 +690,10 @@ main(int argc, char **argv)
 	int			 rc, nwords = 0;
 
 	argc--, argv++;
+	if (argc == 1 && strcmp(argv[0], "--version") == 0) {
+		printf("evalgate-admin %s\n", EVALGATE_VERSION);
+		return 0;
+	}
 	if (argc >= 2 && strcmp(argv[0], "--db") == 0) {
 		db_arg = argv[1];
 		argc -= 2, argv += 2;

@@ -96,6 +96,20 @@ class Response:
         return "<%d %r>" % (self.status, self.body[:300])
 
 
+def build_version():
+    """The version the build says (--version, evalgate_build_info), by
+    the rule of Makefile.am's src/version.h: `git describe --always
+    --dirty` of a checkout, else AC_INIT's release number."""
+    if os.path.exists(os.path.join(SRCDIR, ".git")):
+        p = subprocess.run(["git", "-C", SRCDIR, "describe", "--always",
+                            "--dirty"], capture_output=True, text=True)
+        if p.returncode == 0 and p.stdout.strip():
+            return p.stdout.strip()
+    with open(os.path.join(SRCDIR, "configure.ac")) as f:
+        return re.search(r"AC_INIT\(\[[^]]*\], *\[([^]]*)\]",
+                         f.read()).group(1)
+
+
 class Gateway:
     """One lighttpd + worker pool over one fresh database: a SQLite file
     (self.db), or with engine "postgresql" (EVALGATE_TEST_ENGINE's by

@@ -29,7 +29,8 @@ import sqlite3
 import threading
 import time
 
-from gateway import ApacheGateway, Gateway, TAP, Upstream, free_port
+from gateway import ApacheGateway, Gateway, TAP, Upstream, build_version, \
+    free_port
 
 STATE = "my parcel arrived crushed and I want my money back"
 DEMO = {"refunded": {"type": "noul", "instructions": "refund?"}}
@@ -433,13 +434,6 @@ def test_apache(t):
 
 
 BUILD_VERSION = None
-
-
-def build_version():
-    with open(os.path.join(os.environ.get("EVALGATE_SRCDIR", os.path.join(
-            os.path.dirname(__file__), "..", "..")), "configure.ac")) as f:
-        return re.search(r"AC_INIT\(\[[^]]*\], *\[([^]]*)\]",
-                         f.read()).group(1)
 
 
 def main():

@@ -301,7 +301,7 @@ main(void)
 	struct app		 a;
 	PGconn			*c;
 	int64_t			 before;
-	int			 db_ok = 0, cache_ok = 0;
+	int			 db_ok = 0, cache_ok = 0, schema;
 
 	if (url == NULL || *url == '\0') {
 		printf("1..0 # SKIP no EVALGATE_TEST_PG_URL (run "
@@ -317,8 +317,10 @@ main(void)
 
 	ok(strcmp(store_engine_name(&s), "postgresql") == 0,
 	    "SERVICE_DB_URL chooses PostgreSQL");
-	ok(store_init(&s, &e) == 0, "init creates the schema %s", e.message);
-	ok(store_init(&s, &e) == 0, "init again is idempotent %s", e.message);
+	ok(store_init(&s, &e) == 0, "init creates the schema (found none) %s",
+	    e.message);
+	ok(store_init(&s, &e) == PG_SCHEMA_VERSION, "init again is idempotent "
+	    "(found version %d) %s", PG_SCHEMA_VERSION, e.message);
 	ok(access(s.cache_path, F_OK) == 0, "init made the local cache");
 	c = PQconnectdb(url);
 	if (!ok(PQstatus(c) == CONNECTION_OK, "a connection of the test's"))
@@ -335,9 +337,9 @@ main(void)
 	 * version 7 dropped. */
 	PQclear(query(c, "CREATE INDEX decisions_time ON"
 	    " decisions(created_at_ms); UPDATE schema_version SET v = 6"));
-	ok(store_init(&s, &e) == 0 &&
+	ok(store_init(&s, &e) == 6 &&
 	    one(c, "SELECT v FROM schema_version") == PG_SCHEMA_VERSION,
-	    "init takes a version-6 database to version %d %s",
+	    "init takes a version-6 database to version %d, saying 6 %s",
 	    PG_SCHEMA_VERSION, e.message);
 	ok(one(c, "SELECT count(*) FROM pg_indexes"
 	    " WHERE indexname = 'decisions_time'") == 0,
@@ -382,11 +384,12 @@ main(void)
 	transactions(st, c);
 	key_check(st, a.id);
 
-	store_ready(st, &db_ok, &cache_ok);
-	ok(db_ok && cache_ok, "ready");
+	store_ready(st, &db_ok, &cache_ok, &schema);
+	ok(db_ok && cache_ok && schema == PG_SCHEMA_VERSION, "ready, at "
+	    "schema version %d", schema);
 	PQclear(query(c, "BEGIN"));
 	PQclear(query(c, "UPDATE catalog_generation SET n = n"));
-	store_ready(st, &db_ok, &cache_ok);
+	store_ready(st, &db_ok, &cache_ok, &schema);
 	ok(!db_ok && cache_ok, "not ready while a catalog change holds its "
 	    "lock");
 	PQclear(query(c, "ROLLBACK"));
