@@ -371,7 +371,7 @@ sq_init(const struct settings *s, struct error *e)
 	    pragmas(db, e) == -1)
 		goto out;
 	/* A migration is a write like any other: it waits its turn in the
-	 * host's queue (design.md section 16, item 9), so that the workers
+	 * host's queue (doc/design.md, section 9.3), so that the workers
 	 * serving meanwhile queue behind it, not against it. */
 	if ((queued = shm_queue_enter(shm_host(), SHM_QUEUE_DB,
 	    STORE_QUEUE_WAIT_MS)) == -1) {
