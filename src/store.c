@@ -23,11 +23,10 @@ engine_for(const struct settings *s)
 	return &store_sqlite_engine;
 }
 
-/* Every engine's struct store begins with its engine. */
 static const struct store_engine *
 engine(struct store *st)
 {
-	return *(const struct store_engine *const *)(void *)st;
+	return store_engine_of(st);
 }
 
 int

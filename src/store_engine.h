@@ -149,6 +149,30 @@
 	X(void, cooldown_set, (struct store *st, const char *url, int64_t \
 	    until_ms), (st, url, until_ms))
 
+/* What the engine-independent policy of store_retention.c asks of an
+ * engine (its statements), in the same form; store.h has no function
+ * of these names.  retain_begin: whether a step may run on st now (0) or
+ * not (-1), and sets up how long it may wait for a lock; retain_end
+ * undoes that.  retain_next_app: the first application after after_id
+ * whose decisions expire (its retention_days, or default_days when it
+ * has none) into *app_id and *days: 1, 0 when none, -1.
+ * retain_prune: store_prune_step as automatic retention runs it.
+ * retain_states: clears the states kept by the oldest
+ * STORE_PRUNE_BATCH decisions created before before_ms, in a
+ * transaction of its own: 0 or -1.  retain_freed: after a step deleted
+ * decisions, gives space back if the engine does (one vacuum step). */
+#define STORE_HOOKS(X) \
+	X(int, retain_begin, (struct store *st), (st)) \
+	X(void, retain_end, (struct store *st), (st)) \
+	X(int, retain_next_app, (struct store *st, int64_t after_id, int64_t \
+	    default_days, int64_t *app_id, int64_t *days, struct error *e), \
+	    (st, after_id, default_days, app_id, days, e)) \
+	X(int, retain_prune, (struct store *st, struct prune_range *q, \
+	    int64_t *deleted, struct error *e), (st, q, deleted, e)) \
+	X(int, retain_states, (struct store *st, int64_t before_ms, struct \
+	    error *e), (st, before_ms, e)) \
+	X(void, retain_freed, (struct store *st, struct error *e), (st, e))
+
 #define STORE_MEMBER(type, name, params, args)	type (*name) params;
 
 struct store_engine {
@@ -160,7 +184,15 @@ struct store_engine {
 	STORE_OPEN_OPS(STORE_MEMBER)
 	STORE_OPS(STORE_MEMBER)
 	STORE_VOID_OPS(STORE_MEMBER)
+	STORE_HOOKS(STORE_MEMBER)
 };
+
+/* Every engine's struct store begins with its engine. */
+static inline const struct store_engine *
+store_engine_of(struct store *st)
+{
+	return *(const struct store_engine *const *)(void *)st;
+}
 
 /* An engine's implementation of each operation is named by its
  * STORE_IMPL(name), which its private header defines (sq_name for
@@ -170,22 +202,40 @@ struct store_engine {
 #define STORE_DECLARE_ALL \
 	STORE_OPEN_OPS(STORE_DECLARE) \
 	STORE_OPS(STORE_DECLARE) \
-	STORE_VOID_OPS(STORE_DECLARE)
+	STORE_VOID_OPS(STORE_DECLARE) \
+	STORE_HOOKS(STORE_DECLARE)
 #define STORE_ENTRY(type, name, params, args) .name = STORE_IMPL(name),
 #define STORE_ENTRIES \
 	STORE_OPEN_OPS(STORE_ENTRY) \
 	STORE_OPS(STORE_ENTRY) \
-	STORE_VOID_OPS(STORE_ENTRY)
+	STORE_VOID_OPS(STORE_ENTRY) \
+	STORE_HOOKS(STORE_ENTRY)
+
+/* Retention, the same on either engine (doc/design.md, section 11.1;
+ * store_retention.c). */
+#define STORE_PRUNE_BATCH 200		/* decisions one prune step examines */
+#define STORE_RETAIN_REQUESTS 64	/* a worker's retention step is due */
+#define STORE_RETAIN_MS	2000		/* after so many requests or ms */
 
 /* Where an engine's automatic retention stands (its idle step): one
  * step after the answer has gone, every so many requests or ms, on one
- * application at a time. */
+ * application at a time.  Owned by the engine's struct store; only
+ * store_retain() reads or changes it. */
 struct store_retain {
 	int64_t		 requests;	/* answered since the last */
 	int64_t		 next_us;	/* due from then anyway */
 	int64_t		 app_id;	/* being pruned, 0: none */
 	struct prune_range q;		/* its range and cursor */
 };
+
+/* An engine's idle step calls this after every request, with st's
+ * settings s and retention r: when a step is due (every
+ * STORE_RETAIN_REQUESTS requests or STORE_RETAIN_MS), clears a batch of
+ * old kept states and prunes a batch of the next application whose
+ * decisions expire, through st's engine hooks (STORE_HOOKS).  Errors are
+ * given up: the step is tried again next time. */
+void		 store_retain(struct store *st, const struct settings *s,
+		    struct store_retain *r);
 
 /* The engines.  store_pg_engine exists only in a build with libpq
  * (HAVE_POSTGRESQL). */

@@ -711,7 +711,7 @@ void
 pg_idle(struct store *pg)
 {
 	store_idle(pg->local);
-	pg_retain(pg);
+	store_retain(pg, pg->settings, &pg->retain);
 }
 
 void

@@ -40,10 +40,6 @@ extern const char pg_migrate_7_sql[];	/* sql/pg/migrate-7.sql */
 #define PG_READY_WAIT_MS 250		/* readiness waits for a lock */
 #define PG_PARAMS_MAX	24		/* parameters of one statement */
 #define PG_NUM_SIZE	24		/* an int64 or double as text */
-/* The same as the SQLite engine's (store_sqlite.h). */
-#define PG_PRUNE_BATCH	200		/* decisions one prune step examines */
-#define PG_RETAIN_REQUESTS 64		/* a worker's retention step is due */
-#define PG_RETAIN_MS	2000		/* after so many requests or ms */
 
 /* Every statement the engine runs, by name. */
 enum pg_stmt {
@@ -174,7 +170,7 @@ struct store {
 	char		 why[512];	/* why it is not connected, or "" */
 	char		 sqlstate[6];	/* of the last failed statement */
 	unsigned char	 prepared[PG_STMT__MAX];	/* on this connection */
-	struct store_retain retain;	/* store_pg_retention.c */
+	struct store_retain retain;	/* store_retention.c */
 };
 
 void		 pg_params_init(struct pg_params *p);
@@ -277,8 +273,5 @@ int	 pg_stream(struct store *pg, enum pg_stmt id,
 	    const struct pg_params *p,
 	    int (*fn)(const PGresult *, void *, struct error *), void *arg,
 	    struct error *e, const char *what);
-
-/* pg_idle(): a step of automatic retention when one is due. */
-void	 pg_retain(struct store *pg);
 
 #endif

@@ -1,11 +1,10 @@
 /* store_pg_retention.c: what keeps the PostgreSQL database bounded
  * (doc/design.md, section 11.1), as the SQLite engine's
  * store_sqlite_retention.c does: pruning decisions in steps of
- * PG_PRUNE_BATCH, each its own short transaction, so that an
- * interrupted prune can simply be run again; the workers' automatic
- * retention after the answer has gone, one step every PG_RETAIN_REQUESTS
- * requests or PG_RETAIN_MS, one application at a time; clearing old
- * kept states.
+ * STORE_PRUNE_BATCH, each its own short transaction, so that an
+ * interrupted prune can simply be run again; the statements of the
+ * workers' automatic retention (its policy is store_retention.c's):
+ * clearing old kept states.
  *
  * Several hosts' workers may prune at once: automatic retention never
  * waits for a row another holds (it skips it, and sees it again on its
@@ -18,11 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "clock.h"
-#include "settings.h"
 #include "store_pg.h"
-
-#define DAY_MS		86400000LL
 
 /* Locks the decisions of ids (waiting for them, or skipping those
  * another transaction holds) and gives the ids locked to *locked. */
@@ -70,7 +65,7 @@ prune_step(struct store *pg, struct prune_range *q, int64_t *deleted,
 	pg_bind_int(&p, 2, q->app_id);
 	pg_bind_int(&p, 3, q->cursor_ms);
 	pg_bind_text(&p, 4, q->cursor_id);
-	pg_bind_int(&p, 5, PG_PRUNE_BATCH);
+	pg_bind_int(&p, 5, STORE_PRUNE_BATCH);
 	if ((r = pg_exec(pg, PG_PRUNE_PICK, &p, e,
 	    "pick decisions to prune")) == NULL)
 		goto fail;
@@ -102,7 +97,7 @@ prune_step(struct store *pg, struct prune_range *q, int64_t *deleted,
 	*deleted += n;
 	pg_array_free(&ids);
 	pg_array_free(&locked);
-	return seen == PG_PRUNE_BATCH;
+	return seen == STORE_PRUNE_BATCH;
 fail:
 	pg_rollback(pg);
 out:
@@ -132,16 +127,32 @@ pg_vacuum(struct store *pg, int max_steps, struct error *e)
 	return pg_run(pg, PG_VACUUM, NULL, e, "vacuum") == -1 ? -1 : 0;
 }
 
+/* Automatic retention's statements (store_engine.h: STORE_HOOKS); its
+ * policy is store_retention.c's. */
+int
+pg_retain_begin(struct store *pg)
+{
+	/* Without a connection there is nothing to do: store_maintain()
+	 * reconnects before the next request. */
+	return pg->conn == NULL || pg->stale || pg->in_tx ? -1 : 0;
+}
+
+void
+pg_retain_end(struct store *pg)
+{
+	(void)pg;
+}
+
 /* Clears the states kept by the oldest decisions created before
  * before_ms, a batch of them: one statement, its own transaction. */
-static int
-state_step(struct store *pg, int64_t before_ms, struct error *e)
+int
+pg_retain_states(struct store *pg, int64_t before_ms, struct error *e)
 {
 	struct pg_params p;
 
 	pg_params_init(&p);
 	pg_bind_int(&p, 1, before_ms);
-	pg_bind_int(&p, 2, PG_PRUNE_BATCH);
+	pg_bind_int(&p, 2, STORE_PRUNE_BATCH);
 	return pg_run(pg, PG_STATE_CLEAR, &p, e, "clear states") == -1 ?
 	    -1 : 0;
 }
@@ -159,68 +170,38 @@ read_next_app(const PGresult *r, int row, void *out)
 	a->days = pg_int(r, row, 1);
 }
 
-/* Sets up the range of the next application (after after_id) whose
- * decisions expire: 1, or 0 when none does, -1. */
-static int
-next_app(struct store *pg, int64_t after_id, int64_t now, struct error *e)
+int
+pg_retain_next_app(struct store *pg, int64_t after_id, int64_t default_days,
+    int64_t *app_id, int64_t *days, struct error *e)
 {
-	const struct settings	*s = pg->settings;
-	struct prune_range	*q = &pg->retain.q;
 	struct pg_params	 p;
 	struct next_app		 a = { 0 };
-	int64_t			 keep;
 	int			 rc;
 
 	pg_params_init(&p);
 	pg_bind_int(&p, 1, after_id);
-	pg_bind_int(&p, 2, s->retention_days);
+	pg_bind_int(&p, 2, default_days);
 	if ((rc = pg_lookup(pg, PG_RETAIN_NEXT_APP, &p, e, "retention",
 	    read_next_app, &a)) != 1)
 		return rc;
-	memset(q, 0, sizeof(*q));
-	q->app_id = a.id;
-	q->before_ms = now - a.days * DAY_MS;
-	/* One with an outcome: as long as the others, or longer. */
-	keep = s->retention_days_with_outcomes;
-	q->outcome_before_ms = keep == -1 ? q->before_ms : keep == 0 ? 0 :
-	    now - (keep > a.days ? keep : a.days) * DAY_MS;
-	pg->retain.app_id = q->app_id;
+	*app_id = a.id;
+	*days = a.days;
 	return 1;
 }
 
-void
-pg_retain(struct store *pg)
+/* Never waits for a row another worker holds: it skips it, and sees it
+ * again on its next round. */
+int
+pg_retain_prune(struct store *pg, struct prune_range *q, int64_t *deleted,
+    struct error *e)
 {
-	const struct settings	*s = pg->settings;
-	struct error		 e = { 0 };
-	int64_t			 now_us = clock_mono_us(), now, deleted = 0;
-	int64_t			 app;
-	int			 rc;
+	return prune_step(pg, q, deleted, 1, e);
+}
 
-	if (++pg->retain.requests < PG_RETAIN_REQUESTS &&
-	    now_us < pg->retain.next_us)
-		return;
-	pg->retain.requests = 0;
-	pg->retain.next_us = now_us + PG_RETAIN_MS * 1000LL;
-	/* Without a connection there is nothing to do: store_maintain()
-	 * reconnects before the next request. */
-	if (pg->conn == NULL || pg->stale || pg->in_tx)
-		return;
-	now = clock_now_ms();
-	if (s->state_retention_days > 0)
-		(void)state_step(pg, now - s->state_retention_days * DAY_MS,
-		    &e);
-	error_clear(&e);
-	if (pg->retain.app_id == 0) {
-		/* After the last application, from the first again. */
-		app = pg->retain.q.app_id;
-		if ((rc = next_app(pg, app, now, &e)) == 0 && app != 0)
-			rc = next_app(pg, 0, now, &e);
-		if (rc != 1)
-			goto out;
-	}
-	if (prune_step(pg, &pg->retain.q, &deleted, 1, &e) == 0)
-		pg->retain.app_id = 0;	/* done: the next one next time */
-out:
-	error_clear(&e);
+/* The space deleted rows leave is autovacuum's to make reusable. */
+void
+pg_retain_freed(struct store *pg, struct error *e)
+{
+	(void)pg;
+	(void)e;
 }

@@ -503,7 +503,7 @@ sq_idle(struct store *st)
 			st->ckpt[i].due = 0;
 		}
 	if (!st->cache_only)
-		store_retain(st);
+		store_retain(st, st->settings, &st->retain);
 }
 
 /* Closes the connection and forgets its statements. */

@@ -36,11 +36,8 @@ extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 					 * its sync (store_sqlite_decision.c)
 					 * waits no longer than this */
 #define STORE_READY_FULL_MS 1000	/* a full disk met is not ready */
-#define STORE_PRUNE_BATCH 200		/* decisions one prune step examines */
 #define STORE_VACUUM_PAGES 128		/* pages one vacuum step frees, as
 					 * STMT_VACUUM_STEP says */
-#define STORE_RETAIN_REQUESTS 64	/* a worker's retention step is due */
-#define STORE_RETAIN_MS	2000		/* after so many requests or ms */
 #define STORE_RECORD_MAX (64 << 20)	/* a decision as a record, at most */
 #define STORE_RECORD_KEEP (16 << 10)	/* the record's memory kept between
 					 * decisions, at most (a larger one is
@@ -209,7 +206,7 @@ struct store {
 	} ckpt[2];
 	struct buf	 rec;		/* the decision being written, as a
 					 * record (store_sqlite_decision.c) */
-	struct store_retain retain;	/* store_sqlite_retention.c: every
+	struct store_retain retain;	/* store_retention.c: every
 					 * STORE_RETAIN_REQUESTS requests or
 					 * STORE_RETAIN_MS */
 };
@@ -276,9 +273,6 @@ int		 store_migrate(sqlite3 *db, const char *path, int *found,
  * object, or the table, row and column. */
 int		 store_check_file(sqlite3 *db, const char *path,
 		    struct error *e);
-/* store_idle(): a step of automatic retention when one is due. */
-void		 store_retain(struct store *st);
-
 /* Adds units (if any) to the database's quota counter of an application
  * on a UTC day, inside the caller's transaction.  0 or -1. */
 int		 store_quota_add(struct store *st, int64_t app_id,

@@ -1,9 +1,10 @@
 /* store_sqlite_retention.c: what keeps the database bounded
  * (doc/design.md, section 11.1): pruning decisions in small steps, each its
  * own short write transaction, so that no evaluation waits long behind
- * it and an interrupted prune can simply be run again; the workers'
- * automatic retention after the answer has gone; clearing old kept
- * states; giving the freed pages back (incremental vacuum); and the
+ * it and an interrupted prune can simply be run again; the statements
+ * of the workers' automatic retention (its policy is
+ * store_retention.c's): clearing old kept states; giving the freed pages
+ * back (incremental vacuum); and the
  * offline compaction that turns an old file to incremental
  * auto-vacuum. */
 #include "config.h"
@@ -14,11 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "settings.h"
 #include "store_sqlite.h"
 
-#define DAY_MS		86400000LL
 /* SQLite's unix VFS: every connection holds a read lock on this byte of
  * the WAL index (the -shm file) for as long as it is open. */
 
@@ -123,10 +122,26 @@ sq_vacuum(struct store *st, int max_steps, struct error *e)
 	return 0;
 }
 
+/* Automatic retention's statements (store_engine.h: STORE_HOOKS); its
+ * policy is store_retention.c's. */
+int
+sq_retain_begin(struct store *st)
+{
+	/* Never long behind a writer: given up, it is tried next time. */
+	st->busy_limit_ms = STORE_RETAIN_WAIT_MS;
+	return 0;
+}
+
+void
+sq_retain_end(struct store *st)
+{
+	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
+}
+
 /* The state kept by the oldest decisions created before before_ms, a
  * batch of them, in a transaction of its own. */
-static int
-state_step(struct store *st, int64_t before_ms, struct error *e)
+int
+sq_retain_states(struct store *st, int64_t before_ms, struct error *e)
 {
 	sqlite3_stmt *stmt;
 
@@ -144,74 +159,37 @@ fail:
 	return -1;
 }
 
-/* Sets up the range of the next application (after after_id) whose
- * decisions expire: 1, or 0 when none does. */
-static int
-next_app(struct store *st, int64_t after_id, int64_t now,
-    struct error *e)
+int
+sq_retain_next_app(struct store *st, int64_t after_id, int64_t default_days,
+    int64_t *app_id, int64_t *days, struct error *e)
 {
-	const struct settings	*s = st->settings;
-	struct prune_range	*q = &st->retain.q;
-	sqlite3_stmt		*stmt;
-	int64_t			 days, keep;
+	sqlite3_stmt *stmt;
 
 	if ((stmt = store_stmt(st, STMT_RETAIN_NEXT_APP, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, after_id);
-	sqlite3_bind_int64(stmt, 2, s->retention_days);
+	sqlite3_bind_int64(stmt, 2, default_days);
 	if (sqlite3_step(stmt) != SQLITE_ROW) {
 		sqlite3_reset(stmt);
 		return 0;
 	}
-	memset(q, 0, sizeof(*q));
-	q->app_id = sqlite3_column_int64(stmt, 0);
-	days = sqlite3_column_int64(stmt, 1);
+	*app_id = sqlite3_column_int64(stmt, 0);
+	*days = sqlite3_column_int64(stmt, 1);
 	sqlite3_reset(stmt);
-	q->before_ms = now - days * DAY_MS;
-	/* One with an outcome: as long as the others, or longer. */
-	keep = s->retention_days_with_outcomes;
-	q->outcome_before_ms = keep == -1 ? q->before_ms : keep == 0 ? 0 :
-	    now - (keep > days ? keep : days) * DAY_MS;
-	st->retain.app_id = q->app_id;
 	return 1;
 }
 
-void
-store_retain(struct store *st)
+int
+sq_retain_prune(struct store *st, struct prune_range *q, int64_t *deleted,
+    struct error *e)
 {
-	const struct settings	*s = st->settings;
-	struct error		 e = { 0 };
-	int64_t			 now_us = clock_mono_us(), now, deleted = 0;
-	int64_t			 app;
-	int			 rc;
+	return sq_prune_step(st, q, deleted, e);
+}
 
-	if (++st->retain.requests < STORE_RETAIN_REQUESTS &&
-	    now_us < st->retain.next_us)
-		return;
-	st->retain.requests = 0;
-	st->retain.next_us = now_us + STORE_RETAIN_MS * 1000LL;
-	now = clock_now_ms();
-	/* Never long behind a writer: given up, it is tried next time. */
-	st->busy_limit_ms = STORE_RETAIN_WAIT_MS;
-	if (s->state_retention_days > 0)
-		(void)state_step(st, now - s->state_retention_days * DAY_MS,
-		    &e);
-	error_clear(&e);
-	if (st->retain.app_id == 0) {
-		/* After the last application, from the first again. */
-		app = st->retain.q.app_id;
-		if ((rc = next_app(st, app, now, &e)) == 0 && app != 0)
-			rc = next_app(st, 0, now, &e);
-		if (rc != 1)
-			goto out;
-	}
-	if ((rc = store_prune_step(st, &st->retain.q, &deleted, &e)) == 0)
-		st->retain.app_id = 0;	/* done: the next one next time */
-	if (deleted > 0)
-		(void)vacuum_step(st, &e);
-out:
-	error_clear(&e);
-	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
+void
+sq_retain_freed(struct store *st, struct error *e)
+{
+	(void)vacuum_step(st, e);
 }
 
 int
