@@ -211,6 +211,13 @@ store_engine_of(struct store *st)
 	STORE_VOID_OPS(STORE_ENTRY) \
 	STORE_HOOKS(STORE_ENTRY)
 
+/* The schema version of this program's databases, on either engine: a
+ * new one adds a step with the same number to each (src/README.md,
+ * "Where a new thing goes"), and each engine's table of steps is
+ * checked against it when it compiles (_Static_assert in store_sqlite.c
+ * and store_pg.c). */
+#define STORE_SCHEMA_VERSION 7
+
 /* Retention, the same on either engine (doc/design.md, section 11.1;
  * store_retention.c). */
 #define STORE_PRUNE_BATCH 200		/* decisions one prune step examines */

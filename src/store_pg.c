@@ -26,12 +26,15 @@
 
 /* pg_migrations[v - PG_SCHEMA_BASE] takes a database from version v to
  * v + 1 (sql/pg/migrate-N.sql); sql/pg/schema.sql makes a new database
- * at PG_SCHEMA_VERSION.  PG_SCHEMA_BASE is the first version the engine
- * had. */
+ * at STORE_SCHEMA_VERSION.  PG_SCHEMA_BASE is the first version the
+ * engine had. */
 #define PG_SCHEMA_BASE	6
 static const char *const pg_migrations[] = {
 	pg_migrate_7_sql,	/* decisions_time dropped */
 };
+_Static_assert(PG_SCHEMA_BASE + sizeof(pg_migrations) /
+    sizeof(pg_migrations[0]) == STORE_SCHEMA_VERSION,
+    "pg_migrations[] must end at STORE_SCHEMA_VERSION");
 
 /* Set while a failure is expected or already said (store_maintain
  * trying again, readiness probing): nothing is logged. */
@@ -626,9 +629,9 @@ connect_db(struct store *pg, struct error *e)
 	if (pg_run(pg, pg->sync_full ? PG_SYNC_ON : PG_SYNC_OFF, NULL, e,
 	    "synchronous_commit") == -1 || (v = schema_version(pg, e)) == -1)
 		goto fail;
-	if (v != PG_SCHEMA_VERSION) {
+	if (v != STORE_SCHEMA_VERSION) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "PostgreSQL: "
-		    STORE_SCHEMA_WHY, v, PG_SCHEMA_VERSION);
+		    STORE_SCHEMA_WHY, v, STORE_SCHEMA_VERSION);
 		e->retry_after_ms = PG_RETRY_MS;
 		e->unavailable = EU_DATABASE;
 		goto fail;
@@ -770,7 +773,7 @@ pg_ready(struct store *pg, int *db_ok, int *cache_ok, int *schema)
 
 	*schema = -1;
 	*db_ok = writable(pg->settings, schema) &&
-	    *schema == PG_SCHEMA_VERSION;
+	    *schema == STORE_SCHEMA_VERSION;
 	store_ready(pg->local, &unused, cache_ok, &none);
 }
 
@@ -806,13 +809,13 @@ migrate(struct store *pg, struct error *e)
 	if ((v = schema_version(pg, e)) == -1)
 		goto fail;
 	found = has ? v : 0;
-	if (v > PG_SCHEMA_VERSION || v < PG_SCHEMA_BASE) {
+	if (v > STORE_SCHEMA_VERSION || v < PG_SCHEMA_BASE) {
 		error_set(e, ERR_INTERNAL, NULL, "PostgreSQL: schema version "
-		    "%d is %s this program (%d)", v, v > PG_SCHEMA_VERSION ?
-		    "newer than" : "unknown to", PG_SCHEMA_VERSION);
+		    "%d is %s this program (%d)", v, v > STORE_SCHEMA_VERSION ?
+		    "newer than" : "unknown to", STORE_SCHEMA_VERSION);
 		goto fail;
 	}
-	for (; v < PG_SCHEMA_VERSION; v++) {
+	for (; v < STORE_SCHEMA_VERSION; v++) {
 		r = PQexec(pg->conn, pg_migrations[v - PG_SCHEMA_BASE]);
 		if (r == NULL || PQresultStatus(r) != PGRES_COMMAND_OK) {
 			pg_fail(pg, r, e, "migrate");

@@ -28,12 +28,11 @@
 #include "store_pg_connect.h"
 
 /* The .sql files of sql/pg/, compiled in (Makefile.am: src/sql_files.c).
- * pg_schema_sql makes a new database at PG_SCHEMA_VERSION; a later
+ * pg_schema_sql makes a new database at STORE_SCHEMA_VERSION; a later
  * version adds sql/pg/migrate-N.sql (pg_migrate_N_sql), with the same
  * number as SQLite's step, to the table in store_pg.c. */
 extern const char pg_schema_sql[];	/* sql/pg/schema.sql */
 extern const char pg_migrate_7_sql[];	/* sql/pg/migrate-7.sql */
-#define PG_SCHEMA_VERSION 7		/* = the SQLite engine's */
 
 #define PG_RETRY_MS	1000		/* between attempts to reconnect,
 					 * and the Retry-After of a 503 */

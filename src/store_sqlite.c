@@ -37,7 +37,9 @@ static const char *const migrations[] = {
 	migrate_6_sql,		/* retention: per application, indexes */
 	migrate_7_sql,		/* decisions_time dropped */
 };
-#define SCHEMA_VERSION (int)(sizeof(migrations) / sizeof(migrations[0]))
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
+    STORE_SCHEMA_VERSION, "migrations[] must end at STORE_SCHEMA_VERSION");
+#define SCHEMA_VERSION STORE_SCHEMA_VERSION
 
 /* Set while store_maintain() tries again what failed and was logged. */
 static int quiet;

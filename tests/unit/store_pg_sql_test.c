@@ -319,14 +319,15 @@ main(void)
 	    "SERVICE_DB_URL chooses PostgreSQL");
 	ok(store_init(&s, &e) == 0, "init creates the schema (found none) %s",
 	    e.message);
-	ok(store_init(&s, &e) == PG_SCHEMA_VERSION, "init again is idempotent "
-	    "(found version %d) %s", PG_SCHEMA_VERSION, e.message);
+	ok(store_init(&s, &e) == STORE_SCHEMA_VERSION, "init again is "
+	    "idempotent (found version %d) %s", STORE_SCHEMA_VERSION,
+	    e.message);
 	ok(access(s.cache_path, F_OK) == 0, "init made the local cache");
 	c = PQconnectdb(url);
 	if (!ok(PQstatus(c) == CONNECTION_OK, "a connection of the test's"))
 		return tap_done();
-	ok(one(c, "SELECT v FROM schema_version") == PG_SCHEMA_VERSION,
-	    "the database records schema version %d", PG_SCHEMA_VERSION);
+	ok(one(c, "SELECT v FROM schema_version") == STORE_SCHEMA_VERSION,
+	    "the database records schema version %d", STORE_SCHEMA_VERSION);
 	PQclear(query(c, "UPDATE schema_version SET v = 99"));
 	ok(store_init(&s, &e) == -1 && strstr(e.message, "newer") != NULL,
 	    "a database of a newer version is refused: %s", e.message);
@@ -338,9 +339,9 @@ main(void)
 	PQclear(query(c, "CREATE INDEX decisions_time ON"
 	    " decisions(created_at_ms); UPDATE schema_version SET v = 6"));
 	ok(store_init(&s, &e) == 6 &&
-	    one(c, "SELECT v FROM schema_version") == PG_SCHEMA_VERSION,
+	    one(c, "SELECT v FROM schema_version") == STORE_SCHEMA_VERSION,
 	    "init takes a version-6 database to version %d, saying 6 %s",
-	    PG_SCHEMA_VERSION, e.message);
+	    STORE_SCHEMA_VERSION, e.message);
 	ok(one(c, "SELECT count(*) FROM pg_indexes"
 	    " WHERE indexname = 'decisions_time'") == 0,
 	    "and drops decisions_time");
@@ -385,7 +386,7 @@ main(void)
 	key_check(st, a.id);
 
 	store_ready(st, &db_ok, &cache_ok, &schema);
-	ok(db_ok && cache_ok && schema == PG_SCHEMA_VERSION, "ready, at "
+	ok(db_ok && cache_ok && schema == STORE_SCHEMA_VERSION, "ready, at "
 	    "schema version %d", schema);
 	PQclear(query(c, "BEGIN"));
 	PQclear(query(c, "UPDATE catalog_generation SET n = n"));
