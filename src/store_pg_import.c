@@ -479,7 +479,7 @@ migrated_copy(const char *path, char *tmp, size_t tmplen, struct error *e)
 		    path, sqlite3_errstr(step));
 		goto out;
 	}
-	rc = store_migrate(dst, path, NULL, e);
+	rc = sqlite_migrate(dst, path, NULL, e);
 out:
 	sqlite3_close(src);
 	sqlite3_close(dst);
@@ -491,7 +491,7 @@ out:
 }
 
 /* The file at path, of this program's schema version, checked as init
- * would check it (store_check_file): 0, or -1 with e set. */
+ * would check it (sqlite_check_file): 0, or -1 with e set. */
 static int
 check_current(const char *path, struct error *e)
 {
@@ -503,7 +503,7 @@ check_current(const char *path, struct error *e)
 		source_failed(db, e, path, "cannot open");
 	else {
 		sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
-		rc = store_check_file(db, path, e);
+		rc = sqlite_check_file(db, path, e);
 	}
 	sqlite3_close(db);
 	return rc;

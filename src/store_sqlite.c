@@ -74,7 +74,7 @@ fail_db(sqlite3 *db, struct error *e, const char *what)
 }
 
 int
-store_fail(struct store *st, struct error *e, const char *what)
+sqlite_fail(struct store *st, struct error *e, const char *what)
 {
 	/* A connection that cannot write or read its files any more (the
 	 * file system turned read-only, the file was replaced) is opened
@@ -125,7 +125,7 @@ pragmas(sqlite3 *db, struct error *e)
 
 	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
 	/* synchronous=NORMAL whatever SERVICE_DB_SYNC says: with full,
-	 * store_commit() syncs after COMMIT (see store_sync).
+	 * store_commit() syncs after COMMIT (see sqlite_sync).
 	 * journal_size_limit: a WAL that grew while a long reader held an
 	 * old snapshot is cut back once a checkpoint has emptied it.  No
 	 * mmap_size: the pages an evaluation rereads after the other
@@ -301,7 +301,7 @@ user_version(sqlite3 *db)
 }
 
 int
-store_migrate(sqlite3 *db, const char *path, int *found_out,
+sqlite_migrate(sqlite3 *db, const char *path, int *found_out,
     struct error *e)
 {
 	char	sql[64];
@@ -325,7 +325,7 @@ store_migrate(sqlite3 *db, const char *path, int *found_out,
 	/* A file that was there is taken only as evalgate makes it
 	 * (store_sqlite_check.c); a new one is made here. */
 	if (exec(db, sql, e, "user_version") == -1 ||
-	    (found > 0 && store_check_file(db, path, e) == -1) ||
+	    (found > 0 && sqlite_check_file(db, path, e) == -1) ||
 	    exec(db, store_sql[STMT_COMMIT], e, "commit") == -1) {
 		sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL, NULL);
 		return -1;
@@ -361,10 +361,10 @@ sq_init(const struct settings *s, struct error *e)
 		return -1;
 	/* An existing file of this version is checked before anything is
 	 * written to it, its journal mode included; an older one once
-	 * migrated, which a refusal rolls back (store_migrate). */
+	 * migrated, which a refusal rolls back (sqlite_migrate). */
 	sqlite3_busy_timeout(db, STORE_BUSY_TIMEOUT_MS);
 	if (user_version(db) == SCHEMA_VERSION &&
-	    store_check_file(db, s->db_path, e) == -1)
+	    sqlite_check_file(db, s->db_path, e) == -1)
 		goto out;
 	/* A new file gets incremental auto-vacuum, which only counts
 	 * before its first table and before it turns to WAL; an existing
@@ -382,7 +382,7 @@ sq_init(const struct settings *s, struct error *e)
 		    STORE_QUEUE_WAIT_MS);
 		goto out;
 	}
-	rc = store_migrate(db, s->db_path, &found, e);
+	rc = sqlite_migrate(db, s->db_path, &found, e);
 	if (queued == 1)
 		shm_queue_leave(shm_host(), SHM_QUEUE_DB);
 	if (rc == 0)
@@ -492,12 +492,12 @@ sq_idle(struct store *st)
 			 * it could; the next try is due STORE_CKPT_FRAMES
 			 * on. */
 			st->busy_limit_ms = STORE_CKPT_WAIT_MS;
-			if (store_queue_enter(st, i == 0 ? TX_DATABASE :
+			if (sqlite_queue_enter(st, i == 0 ? TX_DATABASE :
 			    TX_CACHE, &e) == 0) {
 				sqlite3_wal_checkpoint_v2(st->db,
 				    ckpt_files[i], SQLITE_CHECKPOINT_RESTART,
 				    NULL, NULL);
-				store_queue_leave(st, i == 0 ? TX_DATABASE :
+				sqlite_queue_leave(st, i == 0 ? TX_DATABASE :
 				    TX_CACHE);
 			}
 			error_clear(&e);
@@ -522,8 +522,8 @@ disconnect(struct store *st)
 	st->kept = NULL;
 	st->kept_run = 0;
 	st->main_file = NULL;
-	store_queue_leave(st, TX_DATABASE);
-	store_queue_leave(st, TX_CACHE);
+	sqlite_queue_leave(st, TX_DATABASE);
+	sqlite_queue_leave(st, TX_CACHE);
 	sqlite3_close(st->db);
 	st->db = NULL;
 	st->in_tx = TX_NONE;
@@ -746,7 +746,7 @@ sq_ready(struct store *st, int *db_ok, int *cache_ok, int *schema)
 static void	read_open(struct store *st);
 
 sqlite3_stmt *
-store_stmt(struct store *st, enum stmt id, struct error *e)
+sqlite_stmt(struct store *st, enum stmt id, struct error *e)
 {
 	if (st->db == NULL) {
 		/* The cause is in the log; the client learns no path. */
@@ -770,26 +770,26 @@ store_stmt(struct store *st, enum stmt id, struct error *e)
 	}
 	if (sqlite3_prepare_v3(st->db, store_sql[id], -1,
 	    SQLITE_PREPARE_PERSISTENT, &st->stmts[id], NULL) != SQLITE_OK) {
-		store_fail(st, e, "prepare");
+		sqlite_fail(st, e, "prepare");
 		return NULL;
 	}
 	return st->stmts[id];
 }
 
 int
-store_exec_stmt(struct store *st, sqlite3_stmt *stmt, struct error *e,
+sqlite_exec_stmt(struct store *st, sqlite3_stmt *stmt, struct error *e,
     const char *what)
 {
 	int rc = sqlite3_step(stmt);
 
 	sqlite3_reset(stmt);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return store_fail(st, e, what);
+		return sqlite_fail(st, e, what);
 	return 0;
 }
 
 void
-store_bind_text(sqlite3_stmt *stmt, int i, const char *v)
+sqlite_bind_text(sqlite3_stmt *stmt, int i, const char *v)
 {
 	if (v == NULL)
 		sqlite3_bind_null(stmt, i);
@@ -798,7 +798,7 @@ store_bind_text(sqlite3_stmt *stmt, int i, const char *v)
 }
 
 void
-store_col_text(sqlite3_stmt *stmt, int i, char *buf, size_t size)
+sqlite_col_text(sqlite3_stmt *stmt, int i, char *buf, size_t size)
 {
 	const unsigned char *t = sqlite3_column_text(stmt, i);
 
@@ -806,7 +806,7 @@ store_col_text(sqlite3_stmt *stmt, int i, char *buf, size_t size)
 }
 
 int
-store_lookup(struct store *st, sqlite3_stmt *stmt, struct error *e,
+sqlite_lookup(struct store *st, sqlite3_stmt *stmt, struct error *e,
     const char *what, void (*read)(sqlite3_stmt *, void *), void *out)
 {
 	int rc = sqlite3_step(stmt);
@@ -818,11 +818,11 @@ store_lookup(struct store *st, sqlite3_stmt *stmt, struct error *e,
 		return 1;
 	}
 	sqlite3_reset(stmt);
-	return rc == SQLITE_DONE ? 0 : store_fail(st, e, what);
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, what);
 }
 
 void
-store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v)
+sqlite_bind_optional(sqlite3_stmt *stmt, int i, int64_t v)
 {
 	if (v > 0)
 		sqlite3_bind_int64(stmt, i, v);
@@ -833,9 +833,9 @@ store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v)
 static int
 run(struct store *st, enum stmt id, struct error *e, const char *what)
 {
-	sqlite3_stmt *stmt = store_stmt(st, id, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, id, e);
 
-	return stmt == NULL ? -1 : store_exec_stmt(st, stmt, e, what);
+	return stmt == NULL ? -1 : sqlite_exec_stmt(st, stmt, e, what);
 }
 
 /* The catalog's generation, as the first read of a snapshot: -1 when it
@@ -849,7 +849,7 @@ generation(struct store *st)
 
 	if (st->kept == NULL)
 		st->kept = kept_new();
-	if ((stmt = store_stmt(st, STMT_GENERATION, &e)) == NULL) {
+	if ((stmt = sqlite_stmt(st, STMT_GENERATION, &e)) == NULL) {
 		error_clear(&e);
 		return -1;
 	}
@@ -988,7 +988,7 @@ sq_read_end(struct store *st)
  * transaction writes: its lock is taken there, waiting in busy(), before
  * anything is read, which is all IMMEDIATE does, for that file alone. */
 int
-store_queue_enter(struct store *st, int file, struct error *e)
+sqlite_queue_enter(struct store *st, int file, struct error *e)
 {
 	int64_t	wait = st->busy_limit_ms < STORE_BUSY_TIMEOUT_MS ?
 	    st->busy_limit_ms : STORE_QUEUE_WAIT_MS;
@@ -1024,7 +1024,7 @@ store_queue_enter(struct store *st, int file, struct error *e)
 }
 
 void
-store_queue_leave(struct store *st, int file)
+sqlite_queue_leave(struct store *st, int file)
 {
 	if (!st->queued[file])
 		return;
@@ -1040,10 +1040,10 @@ static int
 begin_locked(struct store *st, int file, struct error *e)
 {
 	store_read_end(st);
-	if (store_queue_enter(st, file, e) == -1)
+	if (sqlite_queue_enter(st, file, e) == -1)
 		return -1;
 	if (run(st, STMT_BEGIN, e, "begin") == -1) {
-		store_queue_leave(st, file);
+		sqlite_queue_leave(st, file);
 		return -1;
 	}
 	st->in_tx = file;
@@ -1080,7 +1080,7 @@ sq_begin_counters(struct store *st, struct error *e)
  * copies from it, and the caller answers only after this returns: what
  * is acknowledged survives power loss, as with FULL. */
 int
-store_sync(struct store *st, struct error *e)
+sqlite_sync(struct store *st, struct error *e)
 {
 	sqlite3_file	*f = NULL;
 	int64_t		 t0 = clock_mono_us();
@@ -1106,7 +1106,7 @@ store_sync(struct store *st, struct error *e)
 }
 
 int
-store_commit_unsynced(struct store *st, int *sync, struct error *e)
+sqlite_commit_unsynced(struct store *st, int *sync, struct error *e)
 {
 	*sync = st->in_tx == TX_DATABASE && st->sync_full;
 	if (run(st, STMT_COMMIT, e, "commit") == -1) {
@@ -1116,7 +1116,7 @@ store_commit_unsynced(struct store *st, int *sync, struct error *e)
 	if (st->in_tx == TX_DATABASE)
 		note_commit(st);
 	/* The next in line writes while this one syncs. */
-	store_queue_leave(st, st->in_tx);
+	sqlite_queue_leave(st, st->in_tx);
 	st->in_tx = TX_NONE;
 	return 0;
 }
@@ -1126,9 +1126,9 @@ sq_commit(struct store *st, struct error *e)
 {
 	int sync;
 
-	if (store_commit_unsynced(st, &sync, e) == -1)
+	if (sqlite_commit_unsynced(st, &sync, e) == -1)
 		return -1;
-	return sync ? store_sync(st, e) : 0;
+	return sync ? sqlite_sync(st, e) : 0;
 }
 
 void
@@ -1140,7 +1140,7 @@ sq_rollback(struct store *st)
 		return;
 	if (!sqlite3_get_autocommit(st->db))
 		run(st, STMT_ROLLBACK, &e, "rollback");
-	store_queue_leave(st, st->in_tx);
+	sqlite_queue_leave(st, st->in_tx);
 	st->in_tx = TX_NONE;
 	error_clear(&e);
 }
@@ -1149,17 +1149,17 @@ int
 sq_audit(struct store *st, const char *actor, const char *action,
     const char *target, json_object *details, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_AUDIT, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_AUDIT, e);
 
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, clock_now_ms());
-	store_bind_text(stmt, 2, actor);
-	store_bind_text(stmt, 3, action);
-	store_bind_text(stmt, 4, target);
-	store_bind_text(stmt, 5, details ? json_object_to_json_string_ext(
+	sqlite_bind_text(stmt, 2, actor);
+	sqlite_bind_text(stmt, 3, action);
+	sqlite_bind_text(stmt, 4, target);
+	sqlite_bind_text(stmt, 5, details ? json_object_to_json_string_ext(
 	    details, JSON_C_TO_STRING_PLAIN) : NULL);
-	return store_exec_stmt(st, stmt, e, "audit");
+	return sqlite_exec_stmt(st, stmt, e, "audit");
 }
 
 const struct store_engine store_sqlite_engine = {

@@ -1,6 +1,7 @@
 /* store_sqlite.h: what the SQLite engine's files (store_sqlite*.c)
  * share, and nobody else: the connection, the statements by name, the
- * helpers around them. */
+ * helpers around them.  The helpers' names begin with sqlite_ (store_
+ * is store.h's), the engine's operations with sq_ (STORE_IMPL). */
 #ifndef EVALGATE_STORE_SQLITE_H
 #define EVALGATE_STORE_SQLITE_H
 
@@ -53,7 +54,7 @@ extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 
 /* Every statement the store runs, by name; the texts are the table
  * store_sql[] in store_sqlite_sql.c, and a connection keeps each one prepared
- * from its first use (store_stmt). */
+ * from its first use (sqlite_stmt). */
 enum stmt {
 	/* Transactions and the audit log (store_sqlite.c). */
 	STMT_BEGIN,
@@ -170,11 +171,11 @@ struct store {
 	int		 said_ro;	/* logged that it opened read-only */
 	int64_t		 retry_at_us;	/* no reconnecting before */
 	char		 why[512];	/* why it is not open, or "" */
-	sqlite3_stmt	*stmts[STMT__MAX];	/* owned: store_stmt() */
+	sqlite3_stmt	*stmts[STMT__MAX];	/* owned: sqlite_stmt() */
 	enum { TX_NONE, TX_DATABASE, TX_CACHE } in_tx;	/* the file a
 					 * write transaction writes */
 	int		 sync_full;	/* SERVICE_DB_SYNC=full */
-	int64_t		 sync_us;	/* store_sync(): how long a sync
+	int64_t		 sync_us;	/* sqlite_sync(): how long a sync
 					 * takes, smoothed */
 	int		 in_read;	/* store_read_begin() */
 	int		 read_lazy;	/* it trusted the rows kept: the
@@ -216,38 +217,40 @@ struct store {
  * busy() would wait for SQLite's lock when that is short (checkpoints,
  * automatic retention), else up to STORE_QUEUE_WAIT_MS.  Nothing is
  * taken twice.  0 (in line, or no queue on this host), or -1 with e
- * set (503).  store_queue_leave() gives it back; commit and rollback
+ * set (503).  sqlite_queue_leave() gives it back; commit and rollback
  * do for a transaction. */
-int		 store_queue_enter(struct store *st, int file, struct error *e);
-void		 store_queue_leave(struct store *st, int file);
-/* store_commit() in two: COMMIT, which gives the queue back, then with
- * SERVICE_DB_SYNC=full (*sync set) store_sync(), which makes it durable
- * before the caller answers.  Each 0, or -1 with e set (rolled back). */
-int		 store_commit_unsynced(struct store *st, int *sync,
+int		 sqlite_queue_enter(struct store *st, int file,
 		    struct error *e);
-int		 store_sync(struct store *st, struct error *e);
+void		 sqlite_queue_leave(struct store *st, int file);
+/* store_commit() in two: COMMIT, which gives the queue back, then with
+ * SERVICE_DB_SYNC=full (*sync set) sqlite_sync(), which makes it durable
+ * before the caller answers.  Each 0, or -1 with e set (rolled back). */
+int		 sqlite_commit_unsynced(struct store *st, int *sync,
+		    struct error *e);
+int		 sqlite_sync(struct store *st, struct error *e);
 
 /* Statement id, prepared on first use and kept until the connection
  * closes; reset and unbound on return.  NULL with e set on failure. */
-sqlite3_stmt	*store_stmt(struct store *st, enum stmt id, struct error *e);
+sqlite3_stmt	*sqlite_stmt(struct store *st, enum stmt id, struct error *e);
 /* Maps the connection's last error onto e (503 for busy/full/read-only,
  * 500 otherwise) and logs it.  Returns -1. */
-int		 store_fail(struct store *st, struct error *e, const char *what);
+int		 sqlite_fail(struct store *st, struct error *e,
+		    const char *what);
 /* Runs a statement that returns no rows (after binding).  0 or -1. */
-int		 store_exec_stmt(struct store *st, sqlite3_stmt *stmt,
+int		 sqlite_exec_stmt(struct store *st, sqlite3_stmt *stmt,
 		    struct error *e, const char *what);
 /* Binds text, or NULL for a NULL pointer. */
-void		 store_bind_text(sqlite3_stmt *stmt, int i, const char *v);
+void		 sqlite_bind_text(sqlite3_stmt *stmt, int i, const char *v);
 /* Copies column text into a fixed buffer ("" for NULL). */
-void		 store_col_text(sqlite3_stmt *stmt, int i, char *buf,
+void		 sqlite_col_text(sqlite3_stmt *stmt, int i, char *buf,
 		    size_t size);
 /* Steps a one-row lookup: 1 with the row given to read() (NULL: only
  * whether there is one), 0, or -1. */
-int		 store_lookup(struct store *st, sqlite3_stmt *stmt,
+int		 sqlite_lookup(struct store *st, sqlite3_stmt *stmt,
 		    struct error *e, const char *what,
 		    void (*read)(sqlite3_stmt *, void *), void *out);
 /* Binds v if it is positive, else NULL (the "use the default" value). */
-void		 store_bind_optional(sqlite3_stmt *stmt, int i, int64_t v);
+void		 sqlite_bind_optional(sqlite3_stmt *stmt, int i, int64_t v);
 /* Parses JSON text the store kept into *out (a new reference); NULL or
  * unparsable text is corruption: ERR_INTERNAL naming what.  0 or -1. */
 int		 stored_json(const char *text, json_object **out,
@@ -261,21 +264,21 @@ STORE_DECLARE_ALL
 /* Takes the database open on db (of the file at path, for messages)
  * to this program's schema version in one transaction: store_init()'s
  * migration, and a restore's.  A database that had a version is then
- * checked (store_check_file) before the commit: refused, it is rolled
+ * checked (sqlite_check_file) before the commit: refused, it is rolled
  * back.  0 or -1 with e set; *found (if not NULL) is then the version
  * the transaction found (0: a new database). */
-int		 store_migrate(sqlite3 *db, const char *path, int *found,
+int		 sqlite_migrate(sqlite3 *db, const char *path, int *found,
 		    struct error *e);
 /* Whether the database open on db (the file at path, for messages)
  * holds only what evalgate makes: the objects of this program's schema
  * and stored values within their bounds (bounds.h).  Reads only.  0, or
  * -1 with e set: "PATH: refused: " and what was found, naming the
  * object, or the table, row and column. */
-int		 store_check_file(sqlite3 *db, const char *path,
+int		 sqlite_check_file(sqlite3 *db, const char *path,
 		    struct error *e);
 /* Adds units (if any) to the database's quota counter of an application
  * on a UTC day, inside the caller's transaction.  0 or -1. */
-int		 store_quota_add(struct store *st, int64_t app_id,
+int		 sqlite_quota_add(struct store *st, int64_t app_id,
 		    const char *day, int64_t units, struct error *e);
 
 #endif

@@ -13,7 +13,7 @@ read_app(sqlite3_stmt *stmt, struct app *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->id = sqlite3_column_int64(stmt, 0);
-	store_col_text(stmt, 1, a->name, sizeof(a->name));
+	sqlite_col_text(stmt, 1, a->name, sizeof(a->name));
 	a->log_state = sqlite3_column_int(stmt, 2);
 	a->is_admin = sqlite3_column_int(stmt, 3);
 	a->rate_per_minute = sqlite3_column_int64(stmt, 4);
@@ -32,7 +32,7 @@ read_app_v(sqlite3_stmt *stmt, void *out)
 int
 sq_app_insert(struct store *st, struct app *a, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_APP_INSERT, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_APP_INSERT, e);
 	int		 rc;
 
 	if (stmt == NULL)
@@ -40,8 +40,8 @@ sq_app_insert(struct store *st, struct app *a, struct error *e)
 	sqlite3_bind_text(stmt, 1, a->name, -1, SQLITE_STATIC);
 	sqlite3_bind_int(stmt, 2, a->log_state);
 	sqlite3_bind_int(stmt, 3, a->is_admin);
-	store_bind_optional(stmt, 4, a->rate_per_minute);
-	store_bind_optional(stmt, 5, a->daily_quota);
+	sqlite_bind_optional(stmt, 4, a->rate_per_minute);
+	sqlite_bind_optional(stmt, 5, a->daily_quota);
 	sqlite3_bind_int64(stmt, 6, a->created_at);
 	rc = sqlite3_step(stmt);
 	sqlite3_reset(stmt);
@@ -49,7 +49,7 @@ sq_app_insert(struct store *st, struct app *a, struct error *e)
 		return error_set(e, ERR_CONFLICT, "name",
 		    "an application named '%s' exists", a->name);
 	if (rc != SQLITE_DONE)
-		return store_fail(st, e, "insert application");
+		return sqlite_fail(st, e, "insert application");
 	a->id = sqlite3_last_insert_rowid(st->db);
 	return 0;
 }
@@ -57,32 +57,32 @@ sq_app_insert(struct store *st, struct app *a, struct error *e)
 int
 sq_app_update(struct store *st, const struct app *a, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_APP_UPDATE, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_APP_UPDATE, e);
 
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, a->id);
 	sqlite3_bind_int(stmt, 2, a->log_state);
-	store_bind_optional(stmt, 3, a->rate_per_minute);
-	store_bind_optional(stmt, 4, a->daily_quota);
+	sqlite_bind_optional(stmt, 3, a->rate_per_minute);
+	sqlite_bind_optional(stmt, 4, a->daily_quota);
 	if (a->retention_days >= 0)
 		sqlite3_bind_int64(stmt, 5, a->retention_days);
 	else
 		sqlite3_bind_null(stmt, 5);
-	return store_exec_stmt(st, stmt, e, "update application");
+	return sqlite_exec_stmt(st, stmt, e, "update application");
 }
 
 int
 sq_app_by_name(struct store *st, const char *name, struct app *a,
     struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_APP_BY_NAME, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_APP_BY_NAME, e);
 	int		 rc;
 
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
-	rc = store_lookup(st, stmt, e, "application", read_app_v, a);
+	rc = sqlite_lookup(st, stmt, e, "application", read_app_v, a);
 	return store_bad_row(rc, rc == 1 ? bound_app(a, e) : 0, e);
 }
 
@@ -97,10 +97,10 @@ sq_app_by_id(struct store *st, int64_t id, struct app *a,
 	snprintf(key, sizeof(key), "%lld", (long long)id);
 	if (kept_get(st->kept, KEPT_APP, key, a))
 		return 1;
-	if ((stmt = store_stmt(st, STMT_APP_BY_ID, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_APP_BY_ID, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
-	rc = store_lookup(st, stmt, e, "application", read_app_v, a);
+	rc = sqlite_lookup(st, stmt, e, "application", read_app_v, a);
 	if ((rc = store_bad_row(rc, rc == 1 ? bound_app(a, e) : 0, e)) == 1)
 		kept_put(st->kept, KEPT_APP, key, a);
 	return rc;
@@ -110,7 +110,7 @@ int
 sq_app_each(struct store *st, void (*fn)(const struct app *, void *),
     void *arg, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_APP_ALL, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_APP_ALL, e);
 	struct app	 a;
 	int		 rc;
 
@@ -125,7 +125,7 @@ sq_app_each(struct store *st, void (*fn)(const struct app *, void *),
 		fn(&a, arg);
 	}
 	sqlite3_reset(stmt);
-	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "applications");
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "applications");
 }
 
 static void
@@ -134,9 +134,9 @@ read_key(sqlite3_stmt *stmt, void *out)
 	struct key_row *k = out;
 
 	memset(k, 0, sizeof(*k));
-	store_col_text(stmt, 0, k->prefix, sizeof(k->prefix));
+	sqlite_col_text(stmt, 0, k->prefix, sizeof(k->prefix));
 	k->app_id = sqlite3_column_int64(stmt, 1);
-	store_col_text(stmt, 2, k->hash, sizeof(k->hash));
+	sqlite_col_text(stmt, 2, k->hash, sizeof(k->hash));
 	k->created_at = sqlite3_column_int64(stmt, 3);
 	k->expires_at = sqlite3_column_int64(stmt, 4);
 	k->revoked_at = sqlite3_column_int64(stmt, 5);
@@ -149,7 +149,7 @@ read_key(sqlite3_stmt *stmt, void *out)
 int
 sq_key_insert(struct store *st, const struct key_row *k, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_KEY_INSERT, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_KEY_INSERT, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -157,11 +157,11 @@ sq_key_insert(struct store *st, const struct key_row *k, struct error *e)
 	sqlite3_bind_int64(stmt, 2, k->app_id);
 	sqlite3_bind_text(stmt, 3, k->hash, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 4, k->created_at);
-	store_bind_optional(stmt, 5, k->expires_at);
+	sqlite_bind_optional(stmt, 5, k->expires_at);
 	if (k->has_check)
 		sqlite3_bind_blob(stmt, 6, k->check, sizeof(k->check),
 		    SQLITE_STATIC);
-	return store_exec_stmt(st, stmt, e, "insert key");
+	return sqlite_exec_stmt(st, stmt, e, "insert key");
 }
 
 int
@@ -172,11 +172,11 @@ sq_key_set_check(struct store *st, const char *prefix,
 
 	if (store_begin(st, e) == -1)
 		return -1;
-	if ((stmt = store_stmt(st, STMT_KEY_SET_CHECK, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_KEY_SET_CHECK, e)) == NULL)
 		goto fail;
 	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(stmt, 2, check, 32, SQLITE_STATIC);
-	if (store_exec_stmt(st, stmt, e, "key check") == 0 &&
+	if (sqlite_exec_stmt(st, stmt, e, "key check") == 0 &&
 	    store_commit(st, e) == 0)
 		return 0;
 fail:
@@ -193,10 +193,10 @@ sq_key_by_prefix(struct store *st, const char *prefix, struct key_row *k,
 
 	if (kept_get(st->kept, KEPT_KEY, prefix, k))
 		return 1;
-	if ((stmt = store_stmt(st, STMT_KEY_BY_PREFIX, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_KEY_BY_PREFIX, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
-	rc = store_lookup(st, stmt, e, "key", read_key, k);
+	rc = sqlite_lookup(st, stmt, e, "key", read_key, k);
 	if ((rc = store_bad_row(rc, rc == 1 ? bound_key(k, e) : 0, e)) == 1)
 		kept_put(st->kept, KEPT_KEY, prefix, k);
 	return rc;
@@ -206,13 +206,13 @@ int
 sq_key_revoke(struct store *st, const char *prefix, int64_t now,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_KEY_REVOKE, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_KEY_REVOKE, e);
 
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 2, now);
-	if (store_exec_stmt(st, stmt, e, "revoke key") == -1)
+	if (sqlite_exec_stmt(st, stmt, e, "revoke key") == -1)
 		return -1;
 	return sqlite3_changes(st->db) > 0;
 }
@@ -222,7 +222,7 @@ sq_key_each(struct store *st, int64_t app_id,
     void (*fn)(const struct key_row *, const char *, void *), void *arg,
     struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_KEY_ALL, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_KEY_ALL, e);
 	struct key_row	 k;
 	int		 rc;
 
@@ -234,7 +234,7 @@ sq_key_each(struct store *st, int64_t app_id,
 		fn(&k, (const char *)sqlite3_column_text(stmt, 7), arg);
 	}
 	sqlite3_reset(stmt);
-	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "keys");
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "keys");
 }
 
 int
@@ -242,7 +242,7 @@ sq_memo_has(struct store *st, const unsigned char mac[32],
     const char *prefix)
 {
 	struct error	 e = { 0 };
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_MEMO_HAS, &e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_MEMO_HAS, &e);
 	int		 hit;
 
 	error_clear(&e);
@@ -263,13 +263,13 @@ sq_memo_put(struct store *st, const unsigned char mac[32],
 	sqlite3_stmt	*stmt;
 
 	store_read_end(st);	/* a write must not upgrade a stale snapshot */
-	if (store_queue_enter(st, TX_CACHE, &e) == 0 &&
-	    (stmt = store_stmt(st, STMT_MEMO_PUT, &e)) != NULL) {
+	if (sqlite_queue_enter(st, TX_CACHE, &e) == 0 &&
+	    (stmt = sqlite_stmt(st, STMT_MEMO_PUT, &e)) != NULL) {
 		sqlite3_bind_blob(stmt, 1, mac, 32, SQLITE_STATIC);
 		sqlite3_bind_text(stmt, 2, prefix, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(stmt, 3, now_ms);
-		store_exec_stmt(st, stmt, &e, "key memo");
+		sqlite_exec_stmt(st, stmt, &e, "key memo");
 	}
-	store_queue_leave(st, TX_CACHE);
+	sqlite_queue_leave(st, TX_CACHE);
 	error_clear(&e);
 }

@@ -330,7 +330,7 @@ store_restore(const struct settings *s, const char *from,
 	/* Reopened: the header the copy brought decides its journal. */
 	if ((dst = open_file(tmp, SQLITE_OPEN_READWRITE, e)) == NULL ||
 	    run(dst, STMT_JOURNAL_WAL, e, tmp, "journal mode") == -1 ||
-	    store_migrate(dst, from, NULL, e) == -1 ||
+	    sqlite_migrate(dst, from, NULL, e) == -1 ||
 	    integer(dst, STMT_USER_VERSION, &v, e, tmp) == -1)
 		goto out;
 	c->migrated = (int)v;

@@ -32,7 +32,7 @@ sq_cooldown_until(struct store *st, const char *url)
 	    shm_counter(m, SHM_COUNTER_COOLDOWNS_NONE, &none) == 0;
 	if (counted && written == none)
 		return 0;
-	if ((stmt = store_stmt(st, STMT_COOLDOWN_GET, &e)) != NULL) {
+	if ((stmt = sqlite_stmt(st, STMT_COOLDOWN_GET, &e)) != NULL) {
 		sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(stmt, 2,
 		    clock_now_ms() - STORE_COOLDOWN_FORGET_MS);
@@ -42,7 +42,7 @@ sq_cooldown_until(struct store *st, const char *url)
 				shm_counter_set(m, SHM_COUNTER_COOLDOWNS_NONE,
 				    written);
 		} else
-			store_fail(st, &e, "cool-down");
+			sqlite_fail(st, &e, "cool-down");
 		sqlite3_reset(stmt);
 	}
 	if (stmt == NULL)
@@ -58,16 +58,16 @@ sq_cooldown_set(struct store *st, const char *url, int64_t until_ms)
 	struct error	 e = { 0 };
 	sqlite3_stmt	*stmt;
 
-	if (store_queue_enter(st, TX_CACHE, &e) == 0 &&
-	    (stmt = store_stmt(st, until_ms > 0 ? STMT_COOLDOWN_PUT :
+	if (sqlite_queue_enter(st, TX_CACHE, &e) == 0 &&
+	    (stmt = sqlite_stmt(st, until_ms > 0 ? STMT_COOLDOWN_PUT :
 	    STMT_COOLDOWN_DEL, &e)) != NULL) {
 		sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
 		if (until_ms > 0)
 			sqlite3_bind_int64(stmt, 2, until_ms);
-		store_exec_stmt(st, stmt, &e, "cool-down");
+		sqlite_exec_stmt(st, stmt, &e, "cool-down");
 	}
 	if (until_ms > 0)	/* committed: lookups look again */
 		shm_counter_next(shm_host(), SHM_COUNTER_COOLDOWNS);
-	store_queue_leave(st, TX_CACHE);
+	sqlite_queue_leave(st, TX_CACHE);
 	error_clear(&e);
 }

@@ -27,12 +27,12 @@ sq_calibration_each(struct store *st, int64_t schema_id, int64_t version,
 	struct calibration_row	 row;
 	int			 rc;
 
-	if ((stmt = store_stmt(st, STMT_CALIBRATION_ROWS, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_CALIBRATION_ROWS, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, schema_id);
 	sqlite3_bind_int64(stmt, 2, version);
 	sqlite3_bind_int64(stmt, 3, since_ms);
-	store_bind_text(stmt, 4, question);
+	sqlite_bind_text(stmt, 4, question);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		row.decision_id = col(stmt, 0);
 		row.backend = col(stmt, 1);
@@ -47,5 +47,5 @@ sq_calibration_each(struct store *st, int64_t schema_id, int64_t version,
 		}
 	}
 	sqlite3_reset(stmt);
-	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "calibration rows");
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "calibration rows");
 }

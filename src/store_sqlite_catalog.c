@@ -26,7 +26,7 @@ read_i64(sqlite3_stmt *stmt, void *out)
 static void
 bind_text_or_null(sqlite3_stmt *stmt, int i, const char *v)
 {
-	store_bind_text(stmt, i, v[0] != '\0' ? v : NULL);
+	sqlite_bind_text(stmt, i, v[0] != '\0' ? v : NULL);
 }
 
 /* Steps a statement that changes rows: 1 if it changed some, 0 if none,
@@ -35,7 +35,7 @@ static int
 exec_changes(struct store *st, sqlite3_stmt *stmt, struct error *e,
     const char *what)
 {
-	if (store_exec_stmt(st, stmt, e, what) == -1)
+	if (sqlite_exec_stmt(st, stmt, e, what) == -1)
 		return -1;
 	return sqlite3_changes(st->db) > 0;
 }
@@ -59,21 +59,21 @@ next_version(struct store *st, const struct versioned *k, const char *slug,
 	sqlite3_stmt	*stmt;
 	int		 rc;
 
-	if ((stmt = store_stmt(st, k->insert, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, k->insert, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, slug, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 2, now);
-	if (store_exec_stmt(st, stmt, e, k->what) == -1 ||
-	    (stmt = store_stmt(st, k->id, e)) == NULL)
+	if (sqlite_exec_stmt(st, stmt, e, k->what) == -1 ||
+	    (stmt = sqlite_stmt(st, k->id, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, slug, -1, SQLITE_STATIC);
-	if ((rc = store_lookup(st, stmt, e, k->what, read_i64, id)) != 1)
-		return rc == 0 ? store_fail(st, e, k->what) : -1;
-	if ((stmt = store_stmt(st, k->next, e)) == NULL)
+	if ((rc = sqlite_lookup(st, stmt, e, k->what, read_i64, id)) != 1)
+		return rc == 0 ? sqlite_fail(st, e, k->what) : -1;
+	if ((stmt = sqlite_stmt(st, k->next, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, *id);
-	if ((rc = store_lookup(st, stmt, e, k->what, read_i64, version)) != 1)
-		return rc == 0 ? store_fail(st, e, k->what) : -1;
+	if ((rc = sqlite_lookup(st, stmt, e, k->what, read_i64, version)) != 1)
+		return rc == 0 ? sqlite_fail(st, e, k->what) : -1;
 	return 0;
 }
 
@@ -97,25 +97,25 @@ read_backend(sqlite3_stmt *stmt, void *out)
 
 	memset(b, 0, sizeof(*b));
 	b->id = sqlite3_column_int64(stmt, 0);
-	store_col_text(stmt, 1, b->name, sizeof(b->name));
-	store_col_text(stmt, 2, b->kind, sizeof(b->kind));
-	store_col_text(stmt, 3, b->model, sizeof(b->model));
-	store_col_text(stmt, 4, b->auth_env, sizeof(b->auth_env));
-	store_col_text(stmt, 5, b->description, sizeof(b->description));
-	store_col_text(stmt, 6, b->release_date, sizeof(b->release_date));
+	sqlite_col_text(stmt, 1, b->name, sizeof(b->name));
+	sqlite_col_text(stmt, 2, b->kind, sizeof(b->kind));
+	sqlite_col_text(stmt, 3, b->model, sizeof(b->model));
+	sqlite_col_text(stmt, 4, b->auth_env, sizeof(b->auth_env));
+	sqlite_col_text(stmt, 5, b->description, sizeof(b->description));
+	sqlite_col_text(stmt, 6, b->release_date, sizeof(b->release_date));
 	b->enabled = sqlite3_column_int(stmt, 7);
 	b->timeout_ms = sqlite3_column_int64(stmt, 8);
 	b->max_in_flight = sqlite3_column_int64(stmt, 9);
 	b->max_options = sqlite3_column_int64(stmt, 10);
 	b->concurrency = sqlite3_column_int64(stmt, 11);
-	store_col_text(stmt, 12, b->extra, sizeof(b->extra));
+	sqlite_col_text(stmt, 12, b->extra, sizeof(b->extra));
 }
 
 /* Fills b->urls from backend_replicas, in position order. */
 static int
 read_replicas(struct store *st, struct backend *b, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_REPLICAS, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_REPLICAS, e);
 	int		 rc;
 
 	if (stmt == NULL)
@@ -124,11 +124,11 @@ read_replicas(struct store *st, struct backend *b, struct error *e)
 	b->nurls = 0;
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW &&
 	    b->nurls < BACKEND_MAX_URLS)
-		store_col_text(stmt, 0, b->urls[b->nurls++],
+		sqlite_col_text(stmt, 0, b->urls[b->nurls++],
 		    sizeof(b->urls[0]));
 	sqlite3_reset(stmt);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return store_fail(st, e, "replicas");
+		return sqlite_fail(st, e, "replicas");
 	return 0;
 }
 
@@ -140,12 +140,12 @@ insert_replicas(struct store *st, const struct backend *b, struct error *e)
 	size_t		 i;
 
 	for (i = 0; i < b->nurls && i < BACKEND_MAX_URLS; i++) {
-		if ((stmt = store_stmt(st, STMT_REPLICA_INSERT, e)) == NULL)
+		if ((stmt = sqlite_stmt(st, STMT_REPLICA_INSERT, e)) == NULL)
 			return -1;
 		sqlite3_bind_int64(stmt, 1, b->id);
 		sqlite3_bind_int64(stmt, 2, (int64_t)i);
 		sqlite3_bind_text(stmt, 3, b->urls[i], -1, SQLITE_STATIC);
-		if (store_exec_stmt(st, stmt, e, "insert replica") == -1)
+		if (sqlite_exec_stmt(st, stmt, e, "insert replica") == -1)
 			return -1;
 	}
 	return 0;
@@ -154,7 +154,7 @@ insert_replicas(struct store *st, const struct backend *b, struct error *e)
 int
 sq_backend_insert(struct store *st, struct backend *b, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_BACKEND_INSERT, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_BACKEND_INSERT, e);
 	int		 rc;
 
 	if (stmt == NULL)
@@ -166,11 +166,11 @@ sq_backend_insert(struct store *st, struct backend *b, struct error *e)
 	sqlite3_bind_text(stmt, 5, b->description, -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 6, b->release_date, -1, SQLITE_STATIC);
 	sqlite3_bind_int(stmt, 7, b->enabled);
-	store_bind_optional(stmt, 8, b->timeout_ms);
+	sqlite_bind_optional(stmt, 8, b->timeout_ms);
 	sqlite3_bind_int64(stmt, 9, clock_now_ms() / 1000);
-	store_bind_optional(stmt, 10, b->max_in_flight);
-	store_bind_optional(stmt, 11, b->max_options);
-	store_bind_optional(stmt, 12, b->concurrency);
+	sqlite_bind_optional(stmt, 10, b->max_in_flight);
+	sqlite_bind_optional(stmt, 11, b->max_options);
+	sqlite_bind_optional(stmt, 12, b->concurrency);
 	bind_text_or_null(stmt, 13, b->extra);
 	rc = sqlite3_step(stmt);
 	sqlite3_reset(stmt);
@@ -178,7 +178,7 @@ sq_backend_insert(struct store *st, struct backend *b, struct error *e)
 		return error_set(e, ERR_CONFLICT, "name",
 		    "a backend named '%s' exists", b->name);
 	if (rc != SQLITE_DONE)
-		return store_fail(st, e, "insert backend");
+		return sqlite_fail(st, e, "insert backend");
 	b->id = sqlite3_last_insert_rowid(st->db);
 	return insert_replicas(st, b, e);
 }
@@ -187,7 +187,7 @@ int
 sq_backend_set_enabled(struct store *st, const char *name, int enabled,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_ENABLE, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_BACKEND_ENABLE, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -200,7 +200,7 @@ int
 sq_backend_update(struct store *st, const struct backend *b,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_UPDATE, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_BACKEND_UPDATE, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -210,16 +210,16 @@ sq_backend_update(struct store *st, const struct backend *b,
 	sqlite3_bind_text(stmt, 4, b->description, -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 5, b->release_date, -1, SQLITE_STATIC);
 	sqlite3_bind_int(stmt, 6, b->enabled != 0);
-	store_bind_optional(stmt, 7, b->timeout_ms);
-	store_bind_optional(stmt, 8, b->max_in_flight);
-	store_bind_optional(stmt, 9, b->max_options);
-	store_bind_optional(stmt, 10, b->concurrency);
+	sqlite_bind_optional(stmt, 7, b->timeout_ms);
+	sqlite_bind_optional(stmt, 8, b->max_in_flight);
+	sqlite_bind_optional(stmt, 9, b->max_options);
+	sqlite_bind_optional(stmt, 10, b->concurrency);
 	bind_text_or_null(stmt, 11, b->extra);
-	if (store_exec_stmt(st, stmt, e, "update backend") == -1 ||
-	    (stmt = store_stmt(st, STMT_REPLICAS_DELETE, e)) == NULL)
+	if (sqlite_exec_stmt(st, stmt, e, "update backend") == -1 ||
+	    (stmt = sqlite_stmt(st, STMT_REPLICAS_DELETE, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, b->id);
-	if (store_exec_stmt(st, stmt, e, "delete replicas") == -1)
+	if (sqlite_exec_stmt(st, stmt, e, "delete replicas") == -1)
 		return -1;
 	return insert_replicas(st, b, e);
 }
@@ -229,7 +229,7 @@ static int
 backend_lookup(struct store *st, sqlite3_stmt *stmt, struct backend *b,
     struct error *e)
 {
-	int rc = store_lookup(st, stmt, e, "backend", read_backend, b);
+	int rc = sqlite_lookup(st, stmt, e, "backend", read_backend, b);
 
 	if (rc == 1 && read_replicas(st, b, e) == -1)
 		return -1;
@@ -240,7 +240,7 @@ int
 sq_backend_by_name(struct store *st, const char *name, struct backend *b,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_BACKEND_BY_NAME, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_BACKEND_BY_NAME, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -259,7 +259,7 @@ sq_backend_by_id(struct store *st, int64_t id, struct backend *b,
 	snprintf(key, sizeof(key), "%lld", (long long)id);
 	if (kept_get(st->kept, KEPT_BACKEND, key, b))
 		return 1;
-	if ((stmt = store_stmt(st, STMT_BACKEND_BY_ID, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_BACKEND_BY_ID, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, id);
 	if ((rc = backend_lookup(st, stmt, b, e)) == 1)
@@ -271,7 +271,7 @@ int
 sq_backend_each(struct store *st, int enabled_only,
     void (*fn)(const struct backend *, void *), void *arg, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_BACKEND_ALL, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_BACKEND_ALL, e);
 	struct backend	*b;
 	int		 rc;
 
@@ -291,7 +291,7 @@ sq_backend_each(struct store *st, int enabled_only,
 	}
 	sqlite3_reset(stmt);
 	free(b);
-	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "backends");
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "backends");
 }
 
 /* Schemas and their versions. */
@@ -308,9 +308,9 @@ read_version(sqlite3_stmt *stmt, void *out)
 
 	memset(v, 0, sizeof(*v));
 	v->schema_id = sqlite3_column_int64(stmt, 0);
-	store_col_text(stmt, 1, v->slug, sizeof(v->slug));
+	sqlite_col_text(stmt, 1, v->slug, sizeof(v->slug));
 	v->version = sqlite3_column_int64(stmt, 2);
-	store_col_text(stmt, 4, v->fingerprint, sizeof(v->fingerprint));
+	sqlite_col_text(stmt, 4, v->fingerprint, sizeof(v->fingerprint));
 	v->backend_id = sqlite3_column_int64(stmt, 5);
 	v->temperature = sqlite3_column_double(stmt, 6);
 	v->abstain_threshold = sqlite3_column_double(stmt, 7);
@@ -345,7 +345,7 @@ version_lookup(struct store *st, sqlite3_stmt *stmt,
 		return rc;
 	}
 	sqlite3_reset(stmt);
-	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "schema version");
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "schema version");
 }
 
 int
@@ -357,26 +357,26 @@ sq_schema_publish(struct store *st, struct schema_version *v,
 
 	if (next_version(st, &schema_kind, v->slug, now, &v->schema_id,
 	    &v->version, e) == -1 ||
-	    (stmt = store_stmt(st, STMT_VERSION_INSERT, e)) == NULL)
+	    (stmt = sqlite_stmt(st, STMT_VERSION_INSERT, e)) == NULL)
 		return -1;
 	v->created_at = now;
 	sqlite3_bind_int64(stmt, 1, v->schema_id);
 	sqlite3_bind_int64(stmt, 2, v->version);
-	store_bind_text(stmt, 3, json_object_to_json_string_ext(v->questions,
+	sqlite_bind_text(stmt, 3, json_object_to_json_string_ext(v->questions,
 	    STORED_JSON));
 	sqlite3_bind_text(stmt, 4, v->fingerprint, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 5, v->backend_id);
 	sqlite3_bind_double(stmt, 6, v->temperature);
 	sqlite3_bind_double(stmt, 7, v->abstain_threshold);
 	sqlite3_bind_int64(stmt, 8, now);
-	return store_exec_stmt(st, stmt, e, "publish schema");
+	return sqlite_exec_stmt(st, stmt, e, "publish schema");
 }
 
 int
 sq_schema_get(struct store *st, const char *slug, int64_t version,
     struct schema_version *v, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_VERSION_GET, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_VERSION_GET, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -398,7 +398,7 @@ sq_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
 	snprintf(key, sizeof(key), "%lld/%s", (long long)app_id, fingerprint);
 	if (kept_get(st->kept, KEPT_MATCH, key, v))
 		return *matched = 1;
-	if ((stmt = store_stmt(st, STMT_VERSION_MATCH, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_VERSION_MATCH, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, app_id);
 	sqlite3_bind_text(stmt, 2, fingerprint, -1, SQLITE_STATIC);
@@ -407,10 +407,10 @@ sq_schema_match(struct store *st, int64_t app_id, const char *fingerprint,
 			kept_put(st->kept, KEPT_MATCH, key, v);
 		return rc;
 	}
-	if ((stmt = store_stmt(st, STMT_VERSION_MATCHED, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_VERSION_MATCHED, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, fingerprint, -1, SQLITE_STATIC);
-	if (store_lookup(st, stmt, e, "schema match", read_i64, &n) == -1)
+	if (sqlite_lookup(st, stmt, e, "schema match", read_i64, &n) == -1)
 		return -1;
 	*matched = n > 0;
 	return 0;
@@ -421,7 +421,7 @@ sq_schema_each(struct store *st, const char *slug,
     void (*fn)(const struct schema_version *, void *), void *arg,
     struct error *e)
 {
-	sqlite3_stmt		*stmt = store_stmt(st, STMT_VERSION_ALL, e);
+	sqlite3_stmt		*stmt = sqlite_stmt(st, STMT_VERSION_ALL, e);
 	struct schema_version	 v;
 	int			 rc;
 
@@ -438,7 +438,7 @@ sq_schema_each(struct store *st, const char *slug,
 		schema_version_clear(&v);
 	}
 	sqlite3_reset(stmt);
-	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "schema versions");
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "schema versions");
 }
 
 /* Grants. */
@@ -457,20 +457,20 @@ int
 sq_grant(struct store *st, int64_t app_id, int64_t schema_id,
     int64_t version, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_GRANT, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_GRANT, e);
 
 	if (stmt == NULL)
 		return -1;
 	bind_grant(stmt, app_id, schema_id, version);
 	sqlite3_bind_int64(stmt, 4, clock_now_ms() / 1000);
-	return store_exec_stmt(st, stmt, e, "grant");
+	return sqlite_exec_stmt(st, stmt, e, "grant");
 }
 
 int
 sq_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
     int64_t version, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_UNGRANT, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_UNGRANT, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -482,13 +482,13 @@ int
 sq_grant_allows(struct store *st, int64_t app_id, int64_t schema_id,
     int64_t version, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_GRANT_ALLOWS, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_GRANT_ALLOWS, e);
 	int64_t		 one;
 
 	if (stmt == NULL)
 		return -1;
 	bind_grant(stmt, app_id, schema_id, version);
-	return store_lookup(st, stmt, e, "grant", read_i64, &one);
+	return sqlite_lookup(st, stmt, e, "grant", read_i64, &one);
 }
 
 /* Templates and their versions. */
@@ -506,7 +506,7 @@ read_template(sqlite3_stmt *stmt, struct template_version *v,
 
 	memset(v, 0, sizeof(*v));
 	v->template_id = sqlite3_column_int64(stmt, 0);
-	store_col_text(stmt, 1, v->slug, sizeof(v->slug));
+	sqlite_col_text(stmt, 1, v->slug, sizeof(v->slug));
 	v->version = sqlite3_column_int64(stmt, 2);
 	v->escape_html = sqlite3_column_int(stmt, 5);
 	v->created_at = sqlite3_column_int64(stmt, 6);
@@ -531,24 +531,24 @@ sq_template_publish(struct store *st, struct template_version *v,
 
 	if (next_version(st, &template_kind, v->slug, now, &v->template_id,
 	    &v->version, e) == -1 ||
-	    (stmt = store_stmt(st, STMT_TEMPLATE_INSERT, e)) == NULL)
+	    (stmt = sqlite_stmt(st, STMT_TEMPLATE_INSERT, e)) == NULL)
 		return -1;
 	v->created_at = now;
 	sqlite3_bind_int64(stmt, 1, v->template_id);
 	sqlite3_bind_int64(stmt, 2, v->version);
 	sqlite3_bind_text(stmt, 3, v->body, -1, SQLITE_STATIC);
-	store_bind_text(stmt, 4, json_object_to_json_string_ext(v->variables,
+	sqlite_bind_text(stmt, 4, json_object_to_json_string_ext(v->variables,
 	    STORED_JSON));
 	sqlite3_bind_int(stmt, 5, v->escape_html != 0);
 	sqlite3_bind_int64(stmt, 6, now);
-	return store_exec_stmt(st, stmt, e, "publish template");
+	return sqlite_exec_stmt(st, stmt, e, "publish template");
 }
 
 int
 sq_template_get(struct store *st, const char *slug, int64_t version,
     struct template_version *v, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_TEMPLATE_GET, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_TEMPLATE_GET, e);
 	int		 rc;
 
 	memset(v, 0, sizeof(*v));
@@ -559,7 +559,7 @@ sq_template_get(struct store *st, const char *slug, int64_t version,
 	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
 		rc = read_template(stmt, v, e) == -1 ? -1 : 1;
 	else
-		rc = rc == SQLITE_DONE ? 0 : store_fail(st, e, "template");
+		rc = rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "template");
 	sqlite3_reset(stmt);
 	return rc;
 }
@@ -569,7 +569,7 @@ sq_template_each(struct store *st,
     void (*fn)(const struct template_version *, void *), void *arg,
     struct error *e)
 {
-	sqlite3_stmt		*stmt = store_stmt(st, STMT_TEMPLATE_ALL, e);
+	sqlite3_stmt		*stmt = sqlite_stmt(st, STMT_TEMPLATE_ALL, e);
 	struct template_version	 v;
 	int			 rc;
 
@@ -584,5 +584,5 @@ sq_template_each(struct store *st,
 		template_version_clear(&v);
 	}
 	sqlite3_reset(stmt);
-	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "templates");
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "templates");
 }

@@ -286,7 +286,7 @@ check_schema(sqlite3 *db, const char *path, struct error *e)
 		    "memory", path);
 		goto out;
 	}
-	if (store_migrate(made, ":memory:", NULL, e) == -1)
+	if (sqlite_migrate(made, ":memory:", NULL, e) == -1)
 		goto out;
 	rc = objects(db, made, 1, path, e) == -1 ||
 	    objects(made, db, 0, path, e) == -1 ? -1 : 0;
@@ -360,7 +360,7 @@ check_field(sqlite3 *db, const struct stored_field *f, const char *path,
 }
 
 int
-store_check_file(sqlite3 *db, const char *path, struct error *e)
+sqlite_check_file(sqlite3 *db, const char *path, struct error *e)
 {
 	size_t i;
 

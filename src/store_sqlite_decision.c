@@ -141,12 +141,12 @@ bind_text(sqlite3_stmt *stmt, int i, const char *p, size_t len,
 static int
 decision_exists(struct store *st, const char *id, struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_DECISION_EXISTS, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_DECISION_EXISTS, e);
 
 	if (stmt == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
-	return store_lookup(st, stmt, e, "decision", NULL, NULL);
+	return sqlite_lookup(st, stmt, e, "decision", NULL, NULL);
 }
 
 static int
@@ -164,7 +164,7 @@ insert_answer(struct store *st, const struct rec *r, uint32_t pos,
 	sqlite3_stmt		*stmt;
 
 	memcpy(&a, p + sizeof(*r) + pos * sizeof(a), sizeof(a));
-	if ((stmt = store_stmt(st, STMT_ANSWER_INSERT, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_ANSWER_INSERT, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, r->id, -1, SQLITE_STATIC);
 	sqlite3_bind_int(stmt, 3, (int)pos);
@@ -175,7 +175,7 @@ insert_answer(struct store *st, const struct rec *r, uint32_t pos,
 	    bind_text(stmt, 5, p, len, a.distribution) == -1 ||
 	    bind_text(stmt, 6, p, len, a.answer) == -1)
 		return damaged(e);
-	return store_exec_stmt(st, stmt, e, "insert answer");
+	return sqlite_exec_stmt(st, stmt, e, "insert answer");
 }
 
 /* Writes record p (len bytes) in the open transaction: the decision, its
@@ -201,15 +201,15 @@ write_record(struct store *st, const void *data, size_t len, int written,
 		return damaged(e);
 	if (written && (rc = decision_exists(st, r.id, e)) != 0)
 		return rc;
-	if ((stmt = store_stmt(st, STMT_DECISION_INSERT, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_DECISION_INSERT, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, r.id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 2, r.app_id);
 	sqlite3_bind_int64(stmt, 3, r.created_at_ms);
 	sqlite3_bind_int64(stmt, 6, r.schema_id);
 	sqlite3_bind_int64(stmt, 7, r.schema_version);
-	store_bind_optional(stmt, 8, r.template_id);
-	store_bind_optional(stmt, 9, r.template_version);
+	sqlite_bind_optional(stmt, 8, r.template_id);
+	sqlite_bind_optional(stmt, 9, r.template_version);
 	if (r.has_usage) {
 		sqlite3_bind_int64(stmt, 11, r.input_tokens);
 		sqlite3_bind_int64(stmt, 12, r.output_tokens);
@@ -220,12 +220,12 @@ write_record(struct store *st, const void *data, size_t len, int written,
 	    bind_text(stmt, 5, p, len, r.backend) == -1 ||
 	    bind_text(stmt, 10, p, len, r.state) == -1)
 		return damaged(e);
-	if (store_exec_stmt(st, stmt, e, "insert decision") == -1)
+	if (sqlite_exec_stmt(st, stmt, e, "insert decision") == -1)
 		return -1;
 	for (i = 0; i < r.nanswers; i++)
 		if (insert_answer(st, &r, i, p, len, e) == -1)
 			return -1;
-	return store_quota_add(st, r.app_id, r.quota_day, r.quota_units, e);
+	return sqlite_quota_add(st, r.app_id, r.quota_day, r.quota_units, e);
 }
 
 /* Our record in a transaction of its own. */
@@ -319,8 +319,8 @@ lead(struct store *st, struct shm *m, int written, struct error *e)
 	    shm_group_await(m, until));
 	hold(st, "leading", n);
 	if (fe.code == ERR_NONE &&
-	    store_commit_unsynced(st, &sync, &fe) == 0) {
-		rc = sync ? store_sync(st, e) : 0;
+	    sqlite_commit_unsynced(st, &sync, &fe) == 0) {
+		rc = sync ? sqlite_sync(st, e) : 0;
 		hold(st, "committed", n);
 		shm_group_leave(m);
 		for (i = 0; i < n; i++)
@@ -397,16 +397,16 @@ col(sqlite3_stmt *stmt, int i)
 static int
 read_decision(sqlite3_stmt *stmt, struct decision_row *d, struct error *e)
 {
-	store_col_text(stmt, 0, d->id, sizeof(d->id));
+	sqlite_col_text(stmt, 0, d->id, sizeof(d->id));
 	d->app_id = sqlite3_column_int64(stmt, 1);
 	d->created_at_ms = sqlite3_column_int64(stmt, 2);
 	/* The model is the client's, of any length: checked. */
 	if (col(stmt, 3) != NULL && (d->model = strdup(col(stmt, 3))) == NULL)
 		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
-	store_col_text(stmt, 4, d->backend, sizeof(d->backend));
-	store_col_text(stmt, 5, d->schema_slug, sizeof(d->schema_slug));
+	sqlite_col_text(stmt, 4, d->backend, sizeof(d->backend));
+	sqlite_col_text(stmt, 5, d->schema_slug, sizeof(d->schema_slug));
 	d->schema_version = sqlite3_column_int64(stmt, 6);
-	store_col_text(stmt, 8, d->template_slug, sizeof(d->template_slug));
+	sqlite_col_text(stmt, 8, d->template_slug, sizeof(d->template_slug));
 	d->template_version = sqlite3_column_int64(stmt, 9);
 	if (stored_json(col(stmt, 7), &d->questions, "questions", e) == -1 ||
 	    store_bad_row(1, bound_decision(d, e), e) == -1 ||
@@ -450,7 +450,7 @@ read_rows(struct store *st, enum stmt id, struct decision_row *d,
     int (*add)(sqlite3_stmt *, struct decision_row *, struct error *),
     struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, id, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, id, e);
 	int		 rc;
 
 	if (stmt == NULL)
@@ -462,14 +462,14 @@ read_rows(struct store *st, enum stmt id, struct decision_row *d,
 			return -1;
 		}
 	sqlite3_reset(stmt);
-	return rc == SQLITE_DONE ? 0 : store_fail(st, e, "decision rows");
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "decision rows");
 }
 
 int
 sq_decision_get(struct store *st, const char *id, int64_t app_id,
     struct decision_row *d, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_DECISION_GET, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_DECISION_GET, e);
 	int		 rc;
 
 	memset(d, 0, sizeof(*d));
@@ -480,7 +480,7 @@ sq_decision_get(struct store *st, const char *id, int64_t app_id,
 	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
 		rc = read_decision(stmt, d, e) == -1 ? -1 : 1;
 	else
-		rc = rc == SQLITE_DONE ? 0 : store_fail(st, e, "decision");
+		rc = rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "decision");
 	sqlite3_reset(stmt);
 	if (rc == 1 && (read_rows(st, STMT_ANSWERS_GET, d, add_answer, e) ==
 	    -1 || read_rows(st, STMT_OUTCOMES_GET, d, add_outcome, e) == -1))
@@ -498,7 +498,7 @@ record_one(struct store *st, const char *id, const char *question,
     json_object *value, const char *source, int64_t now_ms,
     struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_OUTCOME_VALUE, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_OUTCOME_VALUE, e);
 	const char	*text = compact(value);
 	int		 rc, same = 0;
 
@@ -516,15 +516,15 @@ record_one(struct store *st, const char *id, const char *question,
 	if (rc == SQLITE_ROW)
 		return same ? 0 : -1;
 	if (rc != SQLITE_DONE)
-		return store_fail(st, e, "outcome");
-	if ((stmt = store_stmt(st, STMT_OUTCOME_INSERT, e)) == NULL)
+		return sqlite_fail(st, e, "outcome");
+	if ((stmt = sqlite_stmt(st, STMT_OUTCOME_INSERT, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 2, question, -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 3, text, -1, SQLITE_TRANSIENT);
-	store_bind_text(stmt, 4, source);
+	sqlite_bind_text(stmt, 4, source);
 	sqlite3_bind_int64(stmt, 5, now_ms);
-	return store_exec_stmt(st, stmt, e, "insert outcome");
+	return sqlite_exec_stmt(st, stmt, e, "insert outcome");
 }
 
 int

@@ -15,7 +15,7 @@ sq_decision_page(struct store *st, const struct decision_range *q,
     int limit, void (*fn)(const char *id, int64_t created_at_ms, void *),
     void *arg, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_DECISION_PAGE, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_DECISION_PAGE, e);
 	char		 id[UUID7_LEN + 1];
 	int		 rc, n = 0;
 
@@ -29,10 +29,10 @@ sq_decision_page(struct store *st, const struct decision_range *q,
 	sqlite3_bind_text(stmt, 5, q->after_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int(stmt, 6, limit);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		store_col_text(stmt, 0, id, sizeof(id));
+		sqlite_col_text(stmt, 0, id, sizeof(id));
 		fn(id, sqlite3_column_int64(stmt, 1), arg);
 		n++;
 	}
 	sqlite3_reset(stmt);
-	return rc == SQLITE_DONE ? n : store_fail(st, e, "decision page");
+	return rc == SQLITE_DONE ? n : sqlite_fail(st, e, "decision page");
 }

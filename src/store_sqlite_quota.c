@@ -12,7 +12,7 @@ sq_admission_read(struct store *st, int64_t app_id, const char *day,
     int64_t *tat_ms, int64_t *tat_rate, int64_t *tat_at_ms, int64_t *used,
     struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_ADMISSION, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_ADMISSION, e);
 	int		 rc;
 
 	if (stmt == NULL)
@@ -26,7 +26,7 @@ sq_admission_read(struct store *st, int64_t app_id, const char *day,
 		*used = sqlite3_column_int64(stmt, 3);
 	}
 	sqlite3_reset(stmt);
-	return rc == SQLITE_ROW ? 0 : store_fail(st, e, "admission");
+	return rc == SQLITE_ROW ? 0 : sqlite_fail(st, e, "admission");
 }
 
 int
@@ -34,7 +34,7 @@ sq_admission_write(struct store *st, int64_t app_id, const char *day,
     int64_t tat_ms, int64_t rate, int64_t at_ms, int64_t used,
     struct error *e)
 {
-	sqlite3_stmt *stmt = store_stmt(st, STMT_ADMISSION_SET, e);
+	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_ADMISSION_SET, e);
 
 	if (stmt == NULL)
 		return -1;
@@ -44,23 +44,23 @@ sq_admission_write(struct store *st, int64_t app_id, const char *day,
 	sqlite3_bind_int64(stmt, 4, used);
 	sqlite3_bind_int64(stmt, 5, rate);
 	sqlite3_bind_int64(stmt, 6, at_ms);
-	return store_exec_stmt(st, stmt, e, "admission");
+	return sqlite_exec_stmt(st, stmt, e, "admission");
 }
 
 int
-store_quota_add(struct store *st, int64_t app_id, const char *day,
+sqlite_quota_add(struct store *st, int64_t app_id, const char *day,
     int64_t units, struct error *e)
 {
 	sqlite3_stmt *stmt;
 
 	if (units <= 0)
 		return 0;
-	if ((stmt = store_stmt(st, STMT_USED_ADD, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_USED_ADD, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, app_id);
 	sqlite3_bind_text(stmt, 2, day, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 3, units);
-	return store_exec_stmt(st, stmt, e, "quota");
+	return sqlite_exec_stmt(st, stmt, e, "quota");
 }
 
 int
@@ -71,7 +71,7 @@ sq_quota_charge(struct store *st, int64_t app_id, const char *day,
 		return 0;
 	if (store_begin(st, e) == -1)
 		return -1;
-	if (store_quota_add(st, app_id, day, units, e) == -1 ||
+	if (sqlite_quota_add(st, app_id, day, units, e) == -1 ||
 	    store_commit(st, e) == -1) {
 		store_rollback(st);
 		return -1;
@@ -83,7 +83,7 @@ int
 sq_quota_used(struct store *st, int64_t app_id, const char *day,
     int64_t *used, struct error *e)
 {
-	sqlite3_stmt	*stmt = store_stmt(st, STMT_USED_GET, e);
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_USED_GET, e);
 	int		 rc;
 
 	if (stmt == NULL)
@@ -95,5 +95,5 @@ sq_quota_used(struct store *st, int64_t app_id, const char *day,
 		*used = sqlite3_column_int64(stmt, 0);
 	sqlite3_reset(stmt);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
-	    store_fail(st, e, "quota");
+	    sqlite_fail(st, e, "quota");
 }

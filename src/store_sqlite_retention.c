@@ -37,7 +37,7 @@ sq_prune_step(struct store *st, struct prune_range *q, int64_t *deleted,
 	snprintf(last_id, sizeof(last_id), "%s", q->cursor_id);
 	if (store_begin(st, e) == -1)
 		return -1;
-	if ((stmt = store_stmt(st, STMT_PRUNE_PICK, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_PRUNE_PICK, e)) == NULL)
 		goto fail;
 	sqlite3_bind_int64(stmt, 1, q->before_ms);
 	sqlite3_bind_int64(stmt, 2, q->app_id);
@@ -45,7 +45,7 @@ sq_prune_step(struct store *st, struct prune_range *q, int64_t *deleted,
 	sqlite3_bind_text(stmt, 4, q->cursor_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int(stmt, 5, STORE_PRUNE_BATCH);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		store_col_text(stmt, 0, last_id, sizeof(last_id));
+		sqlite_col_text(stmt, 0, last_id, sizeof(last_id));
 		t = last_ms = sqlite3_column_int64(stmt, 1);
 		has_outcome = sqlite3_column_int(stmt, 2);
 		seen++;
@@ -54,16 +54,16 @@ sq_prune_step(struct store *st, struct prune_range *q, int64_t *deleted,
 	}
 	sqlite3_reset(stmt);
 	if (rc != SQLITE_DONE) {
-		store_fail(st, e, "pick decisions to prune");
+		sqlite_fail(st, e, "pick decisions to prune");
 		goto fail;
 	}
 	/* Outcomes and answers first: they refer to the decision. */
 	for (i = 0; i < (size_t)n; i++)
 		for (j = 0; j < sizeof(del) / sizeof(del[0]); j++) {
-			if ((stmt = store_stmt(st, del[j], e)) == NULL)
+			if ((stmt = sqlite_stmt(st, del[j], e)) == NULL)
 				goto fail;
 			sqlite3_bind_text(stmt, 1, ids[i], -1, SQLITE_STATIC);
-			if (store_exec_stmt(st, stmt, e, "prune") == -1)
+			if (sqlite_exec_stmt(st, stmt, e, "prune") == -1)
 				goto fail;
 		}
 	if (store_commit(st, e) == -1)
@@ -86,18 +86,18 @@ vacuum_step(struct store *st, struct error *e)
 	int64_t		 free_pages = 0;
 
 	store_read_end(st);
-	if ((stmt = store_stmt(st, STMT_FREELIST, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_FREELIST, e)) == NULL)
 		return -1;
 	if (sqlite3_step(stmt) == SQLITE_ROW)
 		free_pages = sqlite3_column_int64(stmt, 0);
 	sqlite3_reset(stmt);
 	if (free_pages == 0)
 		return 0;
-	if (store_queue_enter(st, TX_DATABASE, e) == -1)
+	if (sqlite_queue_enter(st, TX_DATABASE, e) == -1)
 		return -1;
-	free_pages = (stmt = store_stmt(st, STMT_VACUUM_STEP, e)) == NULL ||
-	    store_exec_stmt(st, stmt, e, "incremental vacuum") == -1 ? -1 : 1;
-	store_queue_leave(st, TX_DATABASE);
+	free_pages = (stmt = sqlite_stmt(st, STMT_VACUUM_STEP, e)) == NULL ||
+	    sqlite_exec_stmt(st, stmt, e, "incremental vacuum") == -1 ? -1 : 1;
+	sqlite_queue_leave(st, TX_DATABASE);
 	return (int)free_pages;
 }
 
@@ -112,10 +112,10 @@ sq_vacuum(struct store *st, int max_steps, struct error *e)
 	/* The file is cut to its new size when a checkpoint has copied
 	 * the whole WAL back; it waits for readers only briefly. */
 	st->busy_limit_ms = STORE_CKPT_WAIT_MS;
-	if (store_queue_enter(st, TX_DATABASE, e) == 0) {
+	if (sqlite_queue_enter(st, TX_DATABASE, e) == 0) {
 		sqlite3_wal_checkpoint_v2(st->db, "main",
 		    SQLITE_CHECKPOINT_RESTART, NULL, NULL);
-		store_queue_leave(st, TX_DATABASE);
+		sqlite_queue_leave(st, TX_DATABASE);
 	}
 	error_clear(e);
 	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
@@ -147,11 +147,11 @@ sq_retain_states(struct store *st, int64_t before_ms, struct error *e)
 
 	if (store_begin(st, e) == -1)
 		return -1;
-	if ((stmt = store_stmt(st, STMT_STATE_CLEAR, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_STATE_CLEAR, e)) == NULL)
 		goto fail;
 	sqlite3_bind_int64(stmt, 1, before_ms);
 	sqlite3_bind_int(stmt, 2, STORE_PRUNE_BATCH);
-	if (store_exec_stmt(st, stmt, e, "clear states") == -1)
+	if (sqlite_exec_stmt(st, stmt, e, "clear states") == -1)
 		goto fail;
 	return store_commit(st, e);
 fail:
@@ -165,7 +165,7 @@ sq_retain_next_app(struct store *st, int64_t after_id, int64_t default_days,
 {
 	sqlite3_stmt *stmt;
 
-	if ((stmt = store_stmt(st, STMT_RETAIN_NEXT_APP, e)) == NULL)
+	if ((stmt = sqlite_stmt(st, STMT_RETAIN_NEXT_APP, e)) == NULL)
 		return -1;
 	sqlite3_bind_int64(stmt, 1, after_id);
 	sqlite3_bind_int64(stmt, 2, default_days);

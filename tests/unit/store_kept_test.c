@@ -141,7 +141,7 @@ main(void)
 	store_read_begin(st);
 	ok(st->read_lazy && sqlite3_get_autocommit(st->db),
 	    "a trusted snapshot is not open");
-	ok(store_stmt(st, STMT_GENERATION, &e) != NULL && !st->read_lazy &&
+	ok(sqlite_stmt(st, STMT_GENERATION, &e) != NULL && !st->read_lazy &&
 	    !sqlite3_get_autocommit(st->db),
 	    "a statement in it (a row not kept) opens it");
 	store_read_end(st);
