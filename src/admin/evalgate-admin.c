@@ -5,10 +5,12 @@
  * (ops.c) as the /admin/v1 routes.  Each command is a row of a table:
  * its words, its positional arguments and options, each mapped to a
  * JSON field of the operation's input, and how to print the output.
- * Exit status: 0 done, 1 refused (one line on stderr), 2 bad usage. */
+ * Exit status: 0 done, 1 refused (one line on stderr), 2 bad usage;
+ * console_error() writes every error. */
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include <sodium.h>
 
 #include "admin/backup.h"
+#include "admin/console.h"
 #include "admin/migrate.h"
 #include "auth.h"
 #include "buf.h"
@@ -222,25 +225,31 @@ leave_host(void)
 	shm_detach(m);
 }
 
-static void
-usage(void)
+int
+console_error(int status, const struct cli_cmd *c, const char *fmt, ...)
 {
-	size_t i;
+	va_list	ap;
+	size_t	i;
 
-	fprintf(stderr, "usage: evalgate-admin [--db PATH|URL] COMMAND\n"
-	    "or:    evalgate-admin --version\n"
-	    "commands:\n  init\n  compact\n");
+	if (fmt != NULL) {
+		fputs("evalgate-admin: ", stderr);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	if (status != 2)
+		return status;
+	if (c != NULL) {
+		fprintf(stderr, "usage: evalgate-admin %s\n", c->usage);
+		return status;
+	}
+	fputs("usage: evalgate-admin [--db PATH|URL] COMMAND\n"
+	    "or:    evalgate-admin --version\ncommands:\n  init\n  compact\n",
+	    stderr);
 	for (i = 0; i < NCMDS; i++)
 		fprintf(stderr, "  %s\n", cmds[i].usage);
-	exit(2);
-}
-
-static void
-usage_of(const struct cli_cmd *c, const char *what, const char *arg)
-{
-	fprintf(stderr, "evalgate-admin: %s %s\nusage: evalgate-admin %s\n",
-	    arg, what, c->usage);
-	exit(2);
+	return status;
 }
 
 /* The whole of the file at path, NUL-terminated, for the caller to
@@ -268,16 +277,12 @@ slurp(const char *path)
 	} else
 		err = errno;
 	buf_free(&b);
-	if (rc == BUF_TOO_LARGE) {
-		fprintf(stderr, "evalgate-admin: %s: larger than %d MiB, "
-		    "refused\n", path, FILE_MAX_MIB);
-		exit(1);
-	}
-	if (text == NULL) {
-		fprintf(stderr, "evalgate-admin: %s: %s\n", path,
-		    strerror(rc == BUF_NO_MEMORY ? ENOMEM : err));
-		exit(1);
-	}
+	if (rc == BUF_TOO_LARGE)
+		exit(console_error(1, NULL, "%s: larger than %d MiB, refused",
+		    path, FILE_MAX_MIB));
+	if (text == NULL)
+		exit(console_error(1, NULL, "%s: %s", path,
+		    strerror(rc == BUF_NO_MEMORY ? ENOMEM : err)));
 	return text;
 }
 
@@ -295,7 +300,8 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 		return ju_bool(1);
 	case OPT_ON_OFF:
 		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
-			usage_of(c, "takes on or off", o->flag);
+			exit(console_error(2, c, "%s takes on or off",
+			    o->flag));
 		return ju_bool(strcmp(v, "on") == 0);
 	case OPT_INT_OR_DEFAULT:
 		if (strcmp(v, "default") == 0)
@@ -305,12 +311,14 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 		errno = 0;
 		n = strtoll(v, &end, 10);
 		if (errno != 0 || end == v || *end != '\0')
-			usage_of(c, "takes an integer", o->flag);
+			exit(console_error(2, c, "%s takes an integer",
+			    o->flag));
 		return ju_int(n);
 	case OPT_NUMBER:
 		d = strtod(v, &end);
 		if (end == v || *end != '\0')
-			usage_of(c, "takes a number", o->flag);
+			exit(console_error(2, c, "%s takes a number",
+			    o->flag));
 		return ju_must(json_object_new_double(d));
 	case OPT_STRING_OR_NONE:
 		if (*v == '\0')
@@ -321,27 +329,23 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 		return ju_string(v);
 	case OPT_JSON:
 		if ((j = ju_parse(v)) == NULL)
-			usage_of(c, "takes JSON", o->flag);
+			exit(console_error(2, c, "%s takes JSON", o->flag));
 		return j;
 	case OPT_FILE_JSON:
 	case OPT_FILE_TEXT:
 		text = slurp(v);
 		if (o->kind == OPT_FILE_TEXT) {
 			/* Up to 16 MiB: checked. */
-			if ((j = json_object_new_string(text)) == NULL) {
-				fprintf(stderr, "evalgate-admin: %s: %s\n", v,
-				    strerror(ENOMEM));
-				exit(1);
-			}
+			if ((j = json_object_new_string(text)) == NULL)
+				exit(console_error(1, NULL, "%s: %s", v,
+				    strerror(ENOMEM)));
 			free(text);
 			return j;
 		}
 		j = ju_parse(text);
 		free(text);
-		if (j == NULL) {
-			fprintf(stderr, "evalgate-admin: %s: not JSON\n", v);
-			exit(1);
-		}
+		if (j == NULL)
+			exit(console_error(1, NULL, "%s: not JSON", v));
 		return j;
 	}
 	return NULL;
@@ -359,7 +363,8 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 	for (k = 0; k < argc; k++) {
 		if (strncmp(argv[k], "--", 2) != 0) {
 			if (nargs == MAX_ARGS || c->args[nargs].field == NULL)
-				usage_of(c, "is an unexpected argument", argv[k]);
+				exit(console_error(2, c,
+				    "%s is an unexpected argument", argv[k]));
 			ju_add(in, c->args[nargs++].field, ju_string(argv[k]));
 			continue;
 		}
@@ -367,9 +372,11 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 			if (strcmp(c->opts[i].flag, argv[k]) == 0)
 				o = &c->opts[i];
 		if (o == NULL)
-			usage_of(c, "is an unknown option", argv[k]);
+			exit(console_error(2, c, "%s is an unknown option",
+			    argv[k]));
 		if (o->kind != OPT_FLAG && ++k == argc)
-			usage_of(c, "needs a value", o->flag);
+			exit(console_error(2, c, "%s needs a value",
+			    o->flag));
 		if (o->kind == OPT_STRINGS) {
 			if (!json_object_object_get_ex(in, o->field, &arr)) {
 				arr = ju_arr();
@@ -381,11 +388,13 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 	}
 	if (nargs < MAX_ARGS && c->args[nargs].field != NULL &&
 	    !c->args[nargs].optional)
-		usage_of(c, "is missing", c->args[nargs].field);
+		exit(console_error(2, c, "%s is missing",
+		    c->args[nargs].field));
 	for (i = 0; i < MAX_OPTS && c->opts[i].flag != NULL; i++)
 		if (c->opts[i].required &&
 		    !json_object_object_get_ex(in, c->opts[i].field, NULL))
-			usage_of(c, "is missing", c->opts[i].flag);
+			exit(console_error(2, c, "%s is missing",
+			    c->opts[i].flag));
 	return in;
 }
 
@@ -545,13 +554,6 @@ env(const char *name)
 	return getenv(name);
 }
 
-static int
-refused(const struct error *e)
-{
-	fprintf(stderr, "evalgate-admin: %s\n", e->message);
-	return 1;
-}
-
 /* Makes the directories above path that are missing (mkdir -p). */
 static int
 make_parents(const char *path, struct error *e)
@@ -585,7 +587,7 @@ cmd_init(const struct settings *s)
 	    make_parents(s->pepper_file, &e) == -1 ||
 	    (found = store_init(s, &e)) == -1 ||
 	    (created = auth_create_pepper(s->pepper_file, &e)) == -1) {
-		refused(&e);
+		console_error(1, NULL, "%s", e.message);
 		error_clear(&e);
 		return 1;
 	}
@@ -629,9 +631,8 @@ refused_on_pg(const struct settings *s, const char *word)
 		return 0;
 	for (i = 0; i < sizeof(sqlite_only) / sizeof(sqlite_only[0]); i++)
 		if (strcmp(sqlite_only[i].word, word) == 0) {
-			fprintf(stderr, "evalgate-admin: %s is for a SQLite "
-			    "database: %s\n", word, sqlite_only[i].instead);
-			return 1;
+			return console_error(1, NULL, "%s is for a SQLite "
+			    "database: %s", word, sqlite_only[i].instead);
 		}
 	return 0;
 }
@@ -648,11 +649,10 @@ no_database(const struct settings *s)
 	if (s->db_url[0] != '\0' || stat(s->pepper_file, &sb) == 0 ||
 	    errno != ENOENT || stat(s->db_path, &sb) == 0 || errno != ENOENT)
 		return 0;
-	fprintf(stderr, "evalgate-admin: no database at %s (nor its pepper "
+	return console_error(1, NULL, "no database at %s (nor its pepper "
 	    "file): --db PATH or SERVICE_DB_PATH selects another; "
-	    "evalgate-admin init would create a new, empty one there\n",
+	    "evalgate-admin init would create a new, empty one there",
 	    s->db_path);
-	return 1;
 }
 
 /* Offline: the gateway stopped, rewrites the database with incremental
@@ -666,7 +666,7 @@ cmd_compact(const struct settings *s)
 	if (stat(s->db_path, &before) == -1)
 		memset(&before, 0, sizeof(before));
 	if (store_compact(s, &e) == -1) {
-		refused(&e);
+		console_error(1, NULL, "%s", e.message);
 		error_clear(&e);
 		return 1;
 	}
@@ -700,11 +700,9 @@ main(int argc, char **argv)
 	}
 	if (argc < 1 || strcmp(argv[0], "--help") == 0 ||
 	    strcmp(argv[0], "-h") == 0)
-		usage();
-	if (settings_load(&s, env, err, sizeof(err)) == -1) {
-		fprintf(stderr, "evalgate-admin: bad setting: %s\n", err);
-		return 1;
-	}
+		return console_error(2, NULL, NULL);
+	if (settings_load(&s, env, err, sizeof(err)) == -1)
+		return console_error(1, NULL, "bad setting: %s", err);
 	/* What init and every write make (the database, its -wal and
 	 * -shm, the cache, the pepper, directories) is the state's: 0600
 	 * and 0700, or 0660 and 0770 for a shared group. */
@@ -712,10 +710,8 @@ main(int argc, char **argv)
 #ifdef EVALGATE_TEST_HOOKS
 	clock_use_file(s.test_clock_file);
 #endif
-	if (sodium_init() < 0) {
-		fprintf(stderr, "evalgate-admin: cannot initialise libsodium\n");
-		return 1;
-	}
+	if (sodium_init() < 0)
+		return console_error(1, NULL, "cannot initialise libsodium");
 	/* Every write waits in the host's write-lock queue with the
 	 * workers' (doc/design.md, section 9.3), if they made one: a
 	 * console without it writes as before, on SQLite's busy wait. */
@@ -724,19 +720,19 @@ main(int argc, char **argv)
 	atexit(leave_host);
 	if (strcmp(argv[0], "init") == 0) {
 		if (argc != 1)
-			usage();
+			return console_error(2, NULL, NULL);
 		return cmd_init(&s);
 	}
 	if (strcmp(argv[0], "compact") == 0) {
 		if (argc != 1)
-			usage();
+			return console_error(2, NULL, NULL);
 		return refused_on_pg(&s, "compact") ? 1 : cmd_compact(&s);
 	}
 	for (i = 0; i < NCMDS && c == NULL; i++)
 		if ((nwords = cmd_words(&cmds[i], argc, argv)) > 0)
 			c = &cmds[i];
 	if (c == NULL)
-		usage();
+		return console_error(2, NULL, NULL);
 	in = parse_args(c, argc - nwords, argv + nwords);
 	for (i = 0; c->op == OP__MAX && i < sizeof(file_cmds) /
 	    sizeof(file_cmds[0]); i++)
@@ -754,7 +750,7 @@ main(int argc, char **argv)
 	if (auth_init(s.pepper_file, (int)s.group_writable, &e) == -1 ||
 	    (ctx.st = store_open(&s, &e)) == NULL) {
 		json_object_put(in);
-		rc = refused(&e);
+		rc = console_error(1, NULL, "%s", e.message);
 		error_clear(&e);
 		return rc;
 	}
@@ -763,7 +759,7 @@ main(int argc, char **argv)
 	if ((rc = ops_run(c->op, &ctx, in, &out, &e)) == 0)
 		print_out(c, in, out);
 	else
-		rc = refused(&e);
+		rc = console_error(1, NULL, "%s", e.message);
 	json_object_put(in);
 	json_object_put(out);
 	error_clear(&e);
