@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include <sodium.h>
 
 #include "admin/backup.h"
+#include "admin/console.h"
 #include "error.h"
 #include "json_util.h"
 #include "settings.h"
@@ -29,23 +29,6 @@
 
 #define PEPPER_MAX 128		/* bytes of a pepper file read, at most */
 #define PATH_SIZE 4096
-
-static int
-refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* One line on stderr; exit status 1. */
-static int
-refuse(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("evalgate-admin: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
 
 /* Whether the option field was given (OPT_FLAG: true). */
 static int
@@ -60,7 +43,7 @@ flag(json_object *in, const char *field)
 static int
 refused(struct error *e)
 {
-	refuse("%s", e->message);
+	console_error(1, NULL, "%s", e->message);
 	error_clear(e);
 	return 1;
 }
@@ -153,35 +136,38 @@ cmd_backup(const struct settings *s, json_object *in)
 	int			 force = flag(in, "force"), fd, rc;
 
 	if (strlen(file) >= PATH_SIZE - 16)
-		return refuse("%s: name too long", file);
+		return console_error(1, NULL, "%s: name too long", file);
 	snprintf(dir, sizeof(dir), "%s", file);
 	where = dirname(dir);
 	if (stat(where, &sb) == -1 || !S_ISDIR(sb.st_mode))
-		return refuse("%s: no such directory %s (a backup is not "
-		    "written into a directory that does not exist)", file,
-		    where);
+		return console_error(1, NULL, "%s: no such directory %s (a "
+		    "backup is not written into a directory that does not "
+		    "exist)", file, where);
 	snprintf(pepper_path, sizeof(pepper_path), "%s.pepper", file);
 	if (same_file(file, s->db_path) || same_file(pepper_path,
 	    s->pepper_file))
-		return refuse("%s: that is the database or its pepper", file);
+		return console_error(1, NULL, "%s: that is the database or "
+		    "its pepper", file);
 	if (!force && access(file, F_OK) == 0)
-		return refuse("%s exists: refused (--force replaces it)", file);
+		return console_error(1, NULL, "%s exists: refused (--force "
+		    "replaces it)", file);
 	if (!force && access(pepper_path, F_OK) == 0)
-		return refuse("%s exists: refused (--force replaces it)",
-		    pepper_path);
+		return console_error(1, NULL, "%s exists: refused (--force "
+		    "replaces it)", pepper_path);
 	if ((rc = read_pepper(s->pepper_file, pepper, &plen)) != 1)
-		return refuse("pepper file %s: %s (keys do not work without "
-		    "it: no backup made)", s->pepper_file, rc == 0 ?
-		    "missing" : strerror(errno));
+		return console_error(1, NULL, "pepper file %s: %s (keys do "
+		    "not work without it: no backup made)", s->pepper_file,
+		    rc == 0 ? "missing" : strerror(errno));
 	if (write_beside(pepper_path, pepper, plen, ptmp) == -1) {
 		sodium_memzero(pepper, sizeof(pepper));
-		return refuse("%s: %s", pepper_path, strerror(errno));
+		return console_error(1, NULL, "%s: %s", pepper_path,
+		    strerror(errno));
 	}
 	sodium_memzero(pepper, sizeof(pepper));
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", file);
 	if ((fd = mkstemp(tmp)) == -1) {
 		unlink(ptmp);
-		return refuse("%s: %s", tmp, strerror(errno));
+		return console_error(1, NULL, "%s: %s", tmp, strerror(errno));
 	}
 	fchmod(fd, 0600);
 	close(fd);
@@ -194,7 +180,7 @@ cmd_backup(const struct settings *s, json_object *in)
 		rc = errno;
 		unlink(tmp);
 		unlink(ptmp);
-		return refuse("%s: %s", file, strerror(rc));
+		return console_error(1, NULL, "%s: %s", file, strerror(rc));
 	}
 	sync_dir_of(file);
 	printf("backup %s written: %lld decisions, %lld pages, %lld bytes, "
@@ -220,27 +206,29 @@ cmd_restore(const struct settings *s, json_object *in)
 	int			 have_theirs, have_ours, put_pepper = 0;
 
 	if (strlen(file) >= PATH_SIZE - 16)
-		return refuse("%s: name too long", file);
+		return console_error(1, NULL, "%s: name too long", file);
 	if (access(file, R_OK) == -1)
-		return refuse("%s: %s", file, strerror(errno));
+		return console_error(1, NULL, "%s: %s", file, strerror(errno));
 	snprintf(pepper_path, sizeof(pepper_path), "%s.pepper", file);
 	if ((have_theirs = read_pepper(pepper_path, theirs, &tlen)) == -1)
-		return refuse("%s: %s", pepper_path, errno == EINVAL ?
-		    "not a pepper (want 64 hex digits)" : strerror(errno));
-	if ((have_ours = read_pepper(s->pepper_file, ours, &olen)) == -1)
-		return refuse("pepper file %s: %s", s->pepper_file, errno ==
-		    EINVAL ? "not a pepper (want 64 hex digits)" :
+		return console_error(1, NULL, "%s: %s", pepper_path,
+		    errno == EINVAL ? "not a pepper (want 64 hex digits)" :
 		    strerror(errno));
+	if ((have_ours = read_pepper(s->pepper_file, ours, &olen)) == -1)
+		return console_error(1, NULL, "pepper file %s: %s",
+		    s->pepper_file, errno == EINVAL ? "not a pepper (want 64 "
+		    "hex digits)" : strerror(errno));
 	if (have_theirs && have_ours && (tlen != olen ||
 	    memcmp(theirs, ours, tlen) != 0) && !replace)
-		return refuse("pepper file %s differs from %s: the backup's "
-		    "keys would not work with it (--replace-pepper puts the "
-		    "backup's in its place)", s->pepper_file, pepper_path);
+		return console_error(1, NULL, "pepper file %s differs from "
+		    "%s: the backup's keys would not work with it "
+		    "(--replace-pepper puts the backup's in its place)",
+		    s->pepper_file, pepper_path);
 	sodium_memzero(ours, sizeof(ours));
 	put_pepper = have_theirs && (!have_ours || replace);
 	if (store_restore(s, file, &c, &e) == -1) {
 		sodium_memzero(theirs, sizeof(theirs));
-		refuse("restore: %s", e.message);
+		console_error(1, NULL, "restore: %s", e.message);
 		error_clear(&e);
 		return 1;
 	}
@@ -249,9 +237,10 @@ cmd_restore(const struct settings *s, json_object *in)
 		    rename(ptmp, s->pepper_file) == -1) {
 			sodium_memzero(theirs, sizeof(theirs));
 			unlink(ptmp);
-			return refuse("database restored, but the pepper could "
-			    "not be: copy %s to %s by hand: %s", pepper_path,
-			    s->pepper_file, strerror(errno));
+			return console_error(1, NULL, "database restored, "
+			    "but the pepper could not be: copy %s to %s by "
+			    "hand: %s", pepper_path, s->pepper_file,
+			    strerror(errno));
 		}
 		sync_dir_of(s->pepper_file);
 	}

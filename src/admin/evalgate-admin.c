@@ -2,13 +2,17 @@
  * single host.
  *
  * It works on the SQLite file directly, through the same operations
- * (ops.c) as the /admin/v1 routes.  Each command is a row of a table:
- * its words, its positional arguments and options, each mapped to a
- * JSON field of the operation's input, and how to print the output.
- * Exit status: 0 done, 1 refused (one line on stderr), 2 bad usage. */
+ * (ops.c) as the /admin/v1 routes.  Each command is a row of one table
+ * (cmds[]): its words, its positional arguments and options, each
+ * mapped to a JSON field of the input, its usage, and what runs: an
+ * operation and how to print its output, or a command on whole files
+ * (init, compact, backup, restore, migrate).  Exit status: 0 done, 1
+ * refused (one line on stderr), 2 bad usage; console_error() writes
+ * every error. */
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +22,7 @@
 #include <sodium.h>
 
 #include "admin/backup.h"
+#include "admin/console.h"
 #include "admin/migrate.h"
 #include "auth.h"
 #include "buf.h"
@@ -65,21 +70,47 @@ struct cli_arg {
 	int		 optional;
 };
 
+/* A command of the console on whole files (admin/backup.c,
+ * admin/migrate.c, init and compact below), not through the store's
+ * connection, with no HTTP route: in is what parse_args() made
+ * (borrowed); returns the exit status. */
+typedef int file_cmd(const struct settings *s, json_object *in);
+
+static file_cmd cmd_init, cmd_compact;
+
+/* The console's one table of commands; its usage (console_error()) is
+ * made from it, in its order.  A row runs either an operation of ops.c
+ * (op; run NULL) or a command on whole files (run; op OP__MAX).  Every
+ * string is static. */
 static const struct cli_cmd {
 	const char	*words[2];	/* words[1] NULL: a one-word command */
 	struct cli_arg	 args[MAX_ARGS];
 	struct cli_opt	 opts[MAX_OPTS];
-	enum op		 op;
-	enum print	 print;
+	enum op		 op;		/* OP__MAX: run runs instead */
+	file_cmd	*run;		/* NULL: op runs */
+	enum print	 print;		/* of op's output */
 	const char	*bare;		/* PRINT_BARE: the field printed */
+	const char	*pg_instead;	/* not NULL: refused on a PostgreSQL
+					 * database, which has this instead */
+	int		 alone;		/* the words alone: anything after
+					 * them is bad usage of every command
+					 * (the whole usage), not of this one */
 	const char	*usage;
 } cmds[] = {
+	{ { "init", NULL }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
+	  OP__MAX, cmd_init, PRINT_OBJECT, NULL, NULL, 1,
+	  "init" },
+	{ { "compact", NULL }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
+	  OP__MAX, cmd_compact, PRINT_OBJECT, NULL,
+	  "PostgreSQL gives space back by itself (autovacuum); to rewrite a "
+	  "database, copy it with pg_dump and pg_restore", 1,
+	  "compact" },
 	{ { "app", "create" }, { { "name", 0 } },
 	  { { "--log-state", "log_state", OPT_FLAG, 0 },
 	    { "--admin", "admin", OPT_FLAG, 0 },
 	    { "--rate-per-minute", "rate_per_minute", OPT_INT, 0 },
 	    { "--daily-quota", "daily_quota", OPT_INT, 0 } },
-	  OP_APP_CREATE, PRINT_OBJECT, NULL,
+	  OP_APP_CREATE, NULL, PRINT_OBJECT, NULL, NULL, 0,
 	  "app create NAME [--log-state] [--admin] [--rate-per-minute N] "
 	  "[--daily-quota N]" },
 	{ { "app", "update" }, { { "name", 0 } },
@@ -87,24 +118,28 @@ static const struct cli_cmd {
 	    { "--rate-per-minute", "rate_per_minute", OPT_INT_OR_DEFAULT, 0 },
 	    { "--daily-quota", "daily_quota", OPT_INT_OR_DEFAULT, 0 },
 	    { "--retention-days", "retention_days", OPT_INT_OR_DEFAULT, 0 } },
-	  OP_APP_UPDATE, PRINT_OBJECT, NULL,
+	  OP_APP_UPDATE, NULL, PRINT_OBJECT, NULL, NULL, 0,
 	  "app update NAME [--log-state on|off] [--rate-per-minute N|default] "
 	  "[--daily-quota N|default] [--retention-days N|default]" },
 	{ { "decisions", "prune" }, { { NULL, 0 } },
 	  { { "--before", "before", OPT_STRING, 1 },
 	    { "--app", "application", OPT_STRING, 0 },
 	    { "--keep-with-outcomes", "keep_with_outcomes", OPT_FLAG, 0 } },
-	  OP_DECISIONS_PRUNE, PRINT_BARE, "deleted",
+	  OP_DECISIONS_PRUNE, NULL, PRINT_BARE, "deleted", NULL, 0,
 	  "decisions prune --before DATE [--app NAME] [--keep-with-outcomes]" },
 	{ { "app", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
-	  OP_APP_LIST, PRINT_TABLE, NULL, "app list" },
+	  OP_APP_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
+	  "app list" },
 	{ { "key", "issue" }, { { "application", 0 } },
 	  { { "--expires", "expires", OPT_STRING, 0 } },
-	  OP_KEY_ISSUE, PRINT_BARE, "key", "key issue APP [--expires RFC3339]" },
+	  OP_KEY_ISSUE, NULL, PRINT_BARE, "key", NULL, 0,
+	  "key issue APP [--expires RFC3339]" },
 	{ { "key", "revoke" }, { { "prefix", 0 } }, { { NULL, NULL, 0, 0 } },
-	  OP_KEY_REVOKE, PRINT_OBJECT, NULL, "key revoke PREFIX" },
+	  OP_KEY_REVOKE, NULL, PRINT_OBJECT, NULL, NULL, 0,
+	  "key revoke PREFIX" },
 	{ { "key", "list" }, { { "application", 1 } }, { { NULL, NULL, 0, 0 } },
-	  OP_KEY_LIST, PRINT_TABLE, NULL, "key list [APP]" },
+	  OP_KEY_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
+	  "key list [APP]" },
 	{ { "backend", "add" }, { { "name", 0 } },
 	  { { "--kind", "kind", OPT_STRING, 1 },
 	    { "--url", "urls", OPT_STRINGS, 0 },
@@ -117,7 +152,7 @@ static const struct cli_cmd {
 	    { "--max-options", "max_options", OPT_INT, 0 },
 	    { "--concurrency", "concurrency", OPT_INT, 0 },
 	    { "--extra-json", "extra", OPT_FILE_JSON, 0 } },
-	  OP_BACKEND_ADD, PRINT_OBJECT, NULL,
+	  OP_BACKEND_ADD, NULL, PRINT_OBJECT, NULL, NULL, 0,
 	  "backend add NAME --kind lexical|systemone|openai [--url URL]... "
 	  "[--model NAME] [--auth-env VAR] [--description TEXT] "
 	  "[--release-date YYYY-MM-DD] [--timeout-ms N] [--max-in-flight N] "
@@ -133,47 +168,54 @@ static const struct cli_cmd {
 	    { "--max-options", "max_options", OPT_INT_OR_DEFAULT, 0 },
 	    { "--concurrency", "concurrency", OPT_INT_OR_DEFAULT, 0 },
 	    { "--extra-json", "extra", OPT_FILE_JSON, 0 } },
-	  OP_BACKEND_UPDATE, PRINT_OBJECT, NULL,
+	  OP_BACKEND_UPDATE, NULL, PRINT_OBJECT, NULL, NULL, 0,
 	  "backend update NAME [--url URL]... [--model NAME|''] "
 	  "[--auth-env VAR|''] [--description TEXT|''] "
 	  "[--release-date YYYY-MM-DD|''] [--timeout-ms N|default] "
 	  "[--max-in-flight N|default] [--max-options N|default] "
 	  "[--concurrency N|default] [--extra-json FILE]" },
 	{ { "backend", "enable" }, { { "name", 0 } }, { { NULL, NULL, 0, 0 } },
-	  OP_BACKEND_ENABLE, PRINT_OBJECT, NULL, "backend enable NAME" },
+	  OP_BACKEND_ENABLE, NULL, PRINT_OBJECT, NULL, NULL, 0,
+	  "backend enable NAME" },
 	{ { "backend", "disable" }, { { "name", 0 } }, { { NULL, NULL, 0, 0 } },
-	  OP_BACKEND_DISABLE, PRINT_OBJECT, NULL, "backend disable NAME" },
+	  OP_BACKEND_DISABLE, NULL, PRINT_OBJECT, NULL, NULL, 0,
+	  "backend disable NAME" },
 	{ { "backend", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
-	  OP_BACKEND_LIST, PRINT_TABLE, NULL, "backend list" },
+	  OP_BACKEND_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
+	  "backend list" },
 	{ { "schema", "publish" }, { { "id", 0 } },
 	  { { "--questions", "questions", OPT_FILE_JSON, 1 },
 	    { "--backend", "backend", OPT_STRING, 1 },
 	    { "--temperature", "temperature", OPT_NUMBER, 0 },
 	    { "--abstain-threshold", "abstain_threshold", OPT_NUMBER, 0 } },
-	  OP_SCHEMA_PUBLISH, PRINT_BARE, "version",
+	  OP_SCHEMA_PUBLISH, NULL, PRINT_BARE, "version", NULL, 0,
 	  "schema publish ID --questions FILE --backend NAME [--temperature T] "
 	  "[--abstain-threshold X]" },
 	{ { "schema", "list" }, { { "id", 1 } }, { { NULL, NULL, 0, 0 } },
-	  OP_SCHEMA_LIST, PRINT_TABLE, NULL, "schema list [ID]" },
+	  OP_SCHEMA_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
+	  "schema list [ID]" },
 	{ { "grant", NULL }, { { "application", 0 }, { "schema", 0 } },
 	  { { "--version", "version", OPT_INT, 0 } },
-	  OP_GRANT, PRINT_OBJECT, NULL, "grant APP SCHEMA [--version N]" },
+	  OP_GRANT, NULL, PRINT_OBJECT, NULL, NULL, 0,
+	  "grant APP SCHEMA [--version N]" },
 	{ { "ungrant", NULL }, { { "application", 0 }, { "schema", 0 } },
 	  { { "--version", "version", OPT_INT, 0 } },
-	  OP_UNGRANT, PRINT_OBJECT, NULL, "ungrant APP SCHEMA [--version N]" },
+	  OP_UNGRANT, NULL, PRINT_OBJECT, NULL, NULL, 0,
+	  "ungrant APP SCHEMA [--version N]" },
 	{ { "template", "publish" }, { { "id", 0 } },
 	  { { "--body", "body", OPT_FILE_TEXT, 1 },
 	    { "--variables", "variables", OPT_FILE_JSON, 1 },
 	    { "--escape", "escape", OPT_STRING, 0 } },
-	  OP_TEMPLATE_PUBLISH, PRINT_BARE, "version",
+	  OP_TEMPLATE_PUBLISH, NULL, PRINT_BARE, "version", NULL, 0,
 	  "template publish ID --body FILE --variables FILE [--escape html]" },
 	{ { "template", "render" }, { { "id", 0 } },
 	  { { "--version", "version", OPT_INT, 0 },
 	    { "--values", "values", OPT_JSON, 1 } },
-	  OP_TEMPLATE_RENDER, PRINT_BARE, "state",
+	  OP_TEMPLATE_RENDER, NULL, PRINT_BARE, "state", NULL, 0,
 	  "template render ID [--version N] --values JSON" },
 	{ { "template", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
-	  OP_TEMPLATE_LIST, PRINT_TABLE, NULL, "template list" },
+	  OP_TEMPLATE_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
+	  "template list" },
 	{ { "calibration", NULL }, { { "id", 0 } },
 	  { { "--version", "version", OPT_INT, 0 },
 	    { "--question", "question", OPT_STRING, 0 },
@@ -181,33 +223,27 @@ static const struct cli_cmd {
 	    { "--format", "format", OPT_STRING, 0 },
 	    { "--target-accuracy", "target_accuracy", OPT_NUMBER, 0 },
 	    { "--apply", "apply", OPT_FLAG, 0 } },
-	  OP_CALIBRATION, PRINT_REPORT, NULL,
+	  OP_CALIBRATION, NULL, PRINT_REPORT, NULL, NULL, 0,
 	  "calibration SCHEMA [--version N] [--question Q] [--since DATE] "
 	  "[--format text|json|html] [--target-accuracy X] [--apply]" },
 	{ { "backup", NULL }, { { "file", 0 } },
 	  { { "--force", "force", OPT_FLAG, 0 } },
-	  OP__MAX, PRINT_OBJECT, NULL, "backup FILE [--force]" },
+	  OP__MAX, cmd_backup, PRINT_OBJECT, NULL,
+	  "back a PostgreSQL database up with pg_dump", 0,
+	  "backup FILE [--force]" },
 	{ { "restore", NULL }, { { "file", 0 } },
 	  { { "--replace-pepper", "replace_pepper", OPT_FLAG, 0 } },
-	  OP__MAX, PRINT_OBJECT, NULL, "restore FILE [--replace-pepper]" },
+	  OP__MAX, cmd_restore, PRINT_OBJECT, NULL,
+	  "restore a PostgreSQL database with pg_restore (from pg_dump's "
+	  "copy)", 0,
+	  "restore FILE [--replace-pepper]" },
 	{ { "migrate", NULL }, { { NULL, 0 } },
 	  { { "--from", "from", OPT_STRING, 1 },
 	    { "--to", "to", OPT_STRING, 1 } },
-	  OP__MAX, PRINT_OBJECT, NULL, "migrate --from PATH --to URL" },
+	  OP__MAX, cmd_migrate, PRINT_OBJECT, NULL, NULL, 0,
+	  "migrate --from PATH --to URL" },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
-
-/* The commands of the console alone, op OP__MAX in cmds[]: they work on
- * whole files (admin/backup.c, admin/migrate.c), not through the store's connection, and
- * have no HTTP route. */
-static const struct {
-	const char	*word;
-	int		(*run)(const struct settings *, json_object *);
-} file_cmds[] = {
-	{ "backup", cmd_backup },
-	{ "restore", cmd_restore },
-	{ "migrate", cmd_migrate },
-};
 
 static const char *db_arg;	/* --db PATH or URL: overrides SERVICE_DB_PATH
 				 * and SERVICE_DB_URL */
@@ -222,25 +258,30 @@ leave_host(void)
 	shm_detach(m);
 }
 
-static void
-usage(void)
+int
+console_error(int status, const struct cli_cmd *c, const char *fmt, ...)
 {
-	size_t i;
+	va_list	ap;
+	size_t	i;
 
-	fprintf(stderr, "usage: evalgate-admin [--db PATH|URL] COMMAND\n"
-	    "or:    evalgate-admin --version\n"
-	    "commands:\n  init\n  compact\n");
+	if (fmt != NULL) {
+		fputs("evalgate-admin: ", stderr);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	if (status != 2)
+		return status;
+	if (c != NULL) {
+		fprintf(stderr, "usage: evalgate-admin %s\n", c->usage);
+		return status;
+	}
+	fputs("usage: evalgate-admin [--db PATH|URL] COMMAND\n"
+	    "or:    evalgate-admin --version\ncommands:\n", stderr);
 	for (i = 0; i < NCMDS; i++)
 		fprintf(stderr, "  %s\n", cmds[i].usage);
-	exit(2);
-}
-
-static void
-usage_of(const struct cli_cmd *c, const char *what, const char *arg)
-{
-	fprintf(stderr, "evalgate-admin: %s %s\nusage: evalgate-admin %s\n",
-	    arg, what, c->usage);
-	exit(2);
+	return status;
 }
 
 /* The whole of the file at path, NUL-terminated, for the caller to
@@ -268,16 +309,12 @@ slurp(const char *path)
 	} else
 		err = errno;
 	buf_free(&b);
-	if (rc == BUF_TOO_LARGE) {
-		fprintf(stderr, "evalgate-admin: %s: larger than %d MiB, "
-		    "refused\n", path, FILE_MAX_MIB);
-		exit(1);
-	}
-	if (text == NULL) {
-		fprintf(stderr, "evalgate-admin: %s: %s\n", path,
-		    strerror(rc == BUF_NO_MEMORY ? ENOMEM : err));
-		exit(1);
-	}
+	if (rc == BUF_TOO_LARGE)
+		exit(console_error(1, NULL, "%s: larger than %d MiB, refused",
+		    path, FILE_MAX_MIB));
+	if (text == NULL)
+		exit(console_error(1, NULL, "%s: %s", path,
+		    strerror(rc == BUF_NO_MEMORY ? ENOMEM : err)));
 	return text;
 }
 
@@ -295,7 +332,8 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 		return ju_bool(1);
 	case OPT_ON_OFF:
 		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
-			usage_of(c, "takes on or off", o->flag);
+			exit(console_error(2, c, "%s takes on or off",
+			    o->flag));
 		return ju_bool(strcmp(v, "on") == 0);
 	case OPT_INT_OR_DEFAULT:
 		if (strcmp(v, "default") == 0)
@@ -305,12 +343,14 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 		errno = 0;
 		n = strtoll(v, &end, 10);
 		if (errno != 0 || end == v || *end != '\0')
-			usage_of(c, "takes an integer", o->flag);
+			exit(console_error(2, c, "%s takes an integer",
+			    o->flag));
 		return ju_int(n);
 	case OPT_NUMBER:
 		d = strtod(v, &end);
 		if (end == v || *end != '\0')
-			usage_of(c, "takes a number", o->flag);
+			exit(console_error(2, c, "%s takes a number",
+			    o->flag));
 		return ju_must(json_object_new_double(d));
 	case OPT_STRING_OR_NONE:
 		if (*v == '\0')
@@ -321,27 +361,23 @@ option_value(const struct cli_cmd *c, const struct cli_opt *o,
 		return ju_string(v);
 	case OPT_JSON:
 		if ((j = ju_parse(v)) == NULL)
-			usage_of(c, "takes JSON", o->flag);
+			exit(console_error(2, c, "%s takes JSON", o->flag));
 		return j;
 	case OPT_FILE_JSON:
 	case OPT_FILE_TEXT:
 		text = slurp(v);
 		if (o->kind == OPT_FILE_TEXT) {
 			/* Up to 16 MiB: checked. */
-			if ((j = json_object_new_string(text)) == NULL) {
-				fprintf(stderr, "evalgate-admin: %s: %s\n", v,
-				    strerror(ENOMEM));
-				exit(1);
-			}
+			if ((j = json_object_new_string(text)) == NULL)
+				exit(console_error(1, NULL, "%s: %s", v,
+				    strerror(ENOMEM)));
 			free(text);
 			return j;
 		}
 		j = ju_parse(text);
 		free(text);
-		if (j == NULL) {
-			fprintf(stderr, "evalgate-admin: %s: not JSON\n", v);
-			exit(1);
-		}
+		if (j == NULL)
+			exit(console_error(1, NULL, "%s: not JSON", v));
 		return j;
 	}
 	return NULL;
@@ -359,7 +395,8 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 	for (k = 0; k < argc; k++) {
 		if (strncmp(argv[k], "--", 2) != 0) {
 			if (nargs == MAX_ARGS || c->args[nargs].field == NULL)
-				usage_of(c, "is an unexpected argument", argv[k]);
+				exit(console_error(2, c,
+				    "%s is an unexpected argument", argv[k]));
 			ju_add(in, c->args[nargs++].field, ju_string(argv[k]));
 			continue;
 		}
@@ -367,9 +404,11 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 			if (strcmp(c->opts[i].flag, argv[k]) == 0)
 				o = &c->opts[i];
 		if (o == NULL)
-			usage_of(c, "is an unknown option", argv[k]);
+			exit(console_error(2, c, "%s is an unknown option",
+			    argv[k]));
 		if (o->kind != OPT_FLAG && ++k == argc)
-			usage_of(c, "needs a value", o->flag);
+			exit(console_error(2, c, "%s needs a value",
+			    o->flag));
 		if (o->kind == OPT_STRINGS) {
 			if (!json_object_object_get_ex(in, o->field, &arr)) {
 				arr = ju_arr();
@@ -381,11 +420,13 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 	}
 	if (nargs < MAX_ARGS && c->args[nargs].field != NULL &&
 	    !c->args[nargs].optional)
-		usage_of(c, "is missing", c->args[nargs].field);
+		exit(console_error(2, c, "%s is missing",
+		    c->args[nargs].field));
 	for (i = 0; i < MAX_OPTS && c->opts[i].flag != NULL; i++)
 		if (c->opts[i].required &&
 		    !json_object_object_get_ex(in, c->opts[i].field, NULL))
-			usage_of(c, "is missing", c->opts[i].flag);
+			exit(console_error(2, c, "%s is missing",
+			    c->opts[i].flag));
 	return in;
 }
 
@@ -545,13 +586,6 @@ env(const char *name)
 	return getenv(name);
 }
 
-static int
-refused(const struct error *e)
-{
-	fprintf(stderr, "evalgate-admin: %s\n", e->message);
-	return 1;
-}
-
 /* Makes the directories above path that are missing (mkdir -p). */
 static int
 make_parents(const char *path, struct error *e)
@@ -575,7 +609,7 @@ make_parents(const char *path, struct error *e)
 }
 
 static int
-cmd_init(const struct settings *s)
+cmd_init(const struct settings *s, json_object *in)
 {
 	struct error	e = { 0 };
 	int		created, found, pg = s->db_url[0] != '\0';
@@ -585,7 +619,7 @@ cmd_init(const struct settings *s)
 	    make_parents(s->pepper_file, &e) == -1 ||
 	    (found = store_init(s, &e)) == -1 ||
 	    (created = auth_create_pepper(s->pepper_file, &e)) == -1) {
-		refused(&e);
+		console_error(1, NULL, "%s", e.message);
 		error_clear(&e);
 		return 1;
 	}
@@ -606,34 +640,15 @@ cmd_init(const struct settings *s)
 	return 0;
 }
 
-/* The console's commands on whole SQLite files, and what a PostgreSQL
- * database has instead. */
-static const struct {
-	const char	*word;
-	const char	*instead;
-} sqlite_only[] = {
-	{ "backup", "back a PostgreSQL database up with pg_dump" },
-	{ "restore", "restore a PostgreSQL database with pg_restore (from "
-	  "pg_dump's copy)" },
-	{ "compact", "PostgreSQL gives space back by itself (autovacuum); "
-	  "to rewrite a database, copy it with pg_dump and pg_restore" },
-};
-
-/* Refuses (1) a command on whole files for a PostgreSQL database. */
+/* Refuses (1) a command on whole SQLite files (pg_instead) for a
+ * PostgreSQL database. */
 static int
-refused_on_pg(const struct settings *s, const char *word)
+refused_on_pg(const struct settings *s, const struct cli_cmd *c)
 {
-	size_t i;
-
-	if (s->db_url[0] == '\0')
+	if (s->db_url[0] == '\0' || c->pg_instead == NULL)
 		return 0;
-	for (i = 0; i < sizeof(sqlite_only) / sizeof(sqlite_only[0]); i++)
-		if (strcmp(sqlite_only[i].word, word) == 0) {
-			fprintf(stderr, "evalgate-admin: %s is for a SQLite "
-			    "database: %s\n", word, sqlite_only[i].instead);
-			return 1;
-		}
-	return 0;
+	return console_error(1, NULL, "%s is for a SQLite database: %s",
+	    c->words[0], c->pg_instead);
 }
 
 /* A SQLite database that is not there, nor its pepper, is likely the
@@ -648,17 +663,16 @@ no_database(const struct settings *s)
 	if (s->db_url[0] != '\0' || stat(s->pepper_file, &sb) == 0 ||
 	    errno != ENOENT || stat(s->db_path, &sb) == 0 || errno != ENOENT)
 		return 0;
-	fprintf(stderr, "evalgate-admin: no database at %s (nor its pepper "
+	return console_error(1, NULL, "no database at %s (nor its pepper "
 	    "file): --db PATH or SERVICE_DB_PATH selects another; "
-	    "evalgate-admin init would create a new, empty one there\n",
+	    "evalgate-admin init would create a new, empty one there",
 	    s->db_path);
-	return 1;
 }
 
 /* Offline: the gateway stopped, rewrites the database with incremental
  * auto-vacuum (doc/design.md, section 11.1). */
 static int
-cmd_compact(const struct settings *s)
+cmd_compact(const struct settings *s, json_object *in)
 {
 	struct error	e = { 0 };
 	struct stat	before, after;
@@ -666,7 +680,7 @@ cmd_compact(const struct settings *s)
 	if (stat(s->db_path, &before) == -1)
 		memset(&before, 0, sizeof(before));
 	if (store_compact(s, &e) == -1) {
-		refused(&e);
+		console_error(1, NULL, "%s", e.message);
 		error_clear(&e);
 		return 1;
 	}
@@ -686,7 +700,6 @@ main(int argc, char **argv)
 	struct error		 e = { 0 };
 	json_object		*in, *out = NULL;
 	char			 err[512];
-	size_t			 i;
 	int			 rc, nwords = 0;
 
 	argc--, argv++;
@@ -700,11 +713,9 @@ main(int argc, char **argv)
 	}
 	if (argc < 1 || strcmp(argv[0], "--help") == 0 ||
 	    strcmp(argv[0], "-h") == 0)
-		usage();
-	if (settings_load(&s, env, err, sizeof(err)) == -1) {
-		fprintf(stderr, "evalgate-admin: bad setting: %s\n", err);
-		return 1;
-	}
+		return console_error(2, NULL, NULL);
+	if (settings_load(&s, env, err, sizeof(err)) == -1)
+		return console_error(1, NULL, "bad setting: %s", err);
 	/* What init and every write make (the database, its -wal and
 	 * -shm, the cache, the pepper, directories) is the state's: 0600
 	 * and 0700, or 0660 and 0770 for a shared group. */
@@ -712,40 +723,25 @@ main(int argc, char **argv)
 #ifdef EVALGATE_TEST_HOOKS
 	clock_use_file(s.test_clock_file);
 #endif
-	if (sodium_init() < 0) {
-		fprintf(stderr, "evalgate-admin: cannot initialise libsodium\n");
-		return 1;
-	}
+	if (sodium_init() < 0)
+		return console_error(1, NULL, "cannot initialise libsodium");
 	/* Every write waits in the host's write-lock queue with the
 	 * workers' (doc/design.md, section 9.3), if they made one: a
 	 * console without it writes as before, on SQLite's busy wait. */
 	shm_set_host(shm_join(s.shm_path, &e));
 	error_clear(&e);
 	atexit(leave_host);
-	if (strcmp(argv[0], "init") == 0) {
-		if (argc != 1)
-			usage();
-		return cmd_init(&s);
-	}
-	if (strcmp(argv[0], "compact") == 0) {
-		if (argc != 1)
-			usage();
-		return refused_on_pg(&s, "compact") ? 1 : cmd_compact(&s);
-	}
-	for (i = 0; i < NCMDS && c == NULL; i++)
-		if ((nwords = cmd_words(&cmds[i], argc, argv)) > 0)
-			c = &cmds[i];
-	if (c == NULL)
-		usage();
+	for (c = cmds; c < cmds + NCMDS; c++)
+		if ((nwords = cmd_words(c, argc, argv)) > 0)
+			break;
+	if (c == cmds + NCMDS || (c->alone && argc > nwords))
+		return console_error(2, NULL, NULL);
 	in = parse_args(c, argc - nwords, argv + nwords);
-	for (i = 0; c->op == OP__MAX && i < sizeof(file_cmds) /
-	    sizeof(file_cmds[0]); i++)
-		if (strcmp(file_cmds[i].word, c->words[0]) == 0) {
-			rc = refused_on_pg(&s, c->words[0]) ? 1 :
-			    file_cmds[i].run(&s, in);
-			json_object_put(in);
-			return rc;
-		}
+	if (c->run != NULL) {
+		rc = refused_on_pg(&s, c) ? 1 : c->run(&s, in);
+		json_object_put(in);
+		return rc;
+	}
 	if (no_database(&s)) {
 		json_object_put(in);
 		return 1;
@@ -754,7 +750,7 @@ main(int argc, char **argv)
 	if (auth_init(s.pepper_file, (int)s.group_writable, &e) == -1 ||
 	    (ctx.st = store_open(&s, &e)) == NULL) {
 		json_object_put(in);
-		rc = refused(&e);
+		rc = console_error(1, NULL, "%s", e.message);
 		error_clear(&e);
 		return rc;
 	}
@@ -763,7 +759,7 @@ main(int argc, char **argv)
 	if ((rc = ops_run(c->op, &ctx, in, &out, &e)) == 0)
 		print_out(c, in, out);
 	else
-		rc = refused(&e);
+		rc = console_error(1, NULL, "%s", e.message);
 	json_object_put(in);
 	json_object_put(out);
 	error_clear(&e);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admin/console.h"
 #include "admin/migrate.h"
 #include "error.h"
 #include "json_util.h"
@@ -42,20 +43,18 @@ cmd_migrate(const struct settings *s, json_object *in)
 	int			 have_pepper;
 
 	if (!admin_is_db_url(url) || strlen(url) >= sizeof(to.db_url)) {
-		fprintf(stderr, "evalgate-admin: --to: want a postgresql:// "
+		return console_error(1, NULL, "--to: want a postgresql:// "
 		    "or postgres:// URL, or a key=value conninfo (up to %zu "
-		    "bytes)\n", sizeof(to.db_url) - 1);
-		return 1;
+		    "bytes)", sizeof(to.db_url) - 1);
 	}
 	if (access(from, R_OK) == -1) {
-		fprintf(stderr, "evalgate-admin: %s: %s\n", from,
+		return console_error(1, NULL, "%s: %s", from,
 		    strerror(errno));
-		return 1;
 	}
 	to = *s;
 	snprintf(to.db_url, sizeof(to.db_url), "%s", url);
 	if (store_import(&to, from, &r, &e) == -1) {
-		fprintf(stderr, "evalgate-admin: %s\n", e.message);
+		console_error(1, NULL, "%s", e.message);
 		error_clear(&e);
 		return 1;
 	}
