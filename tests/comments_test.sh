@@ -21,19 +21,7 @@ set -u
 SRCDIR=${EVALGATE_SRCDIR:-.}
 PY=${PYTHON3:-python3}
 
-n=0
-failed=0
-
-result() {	# result OK NAME [DETAILS]: one test point
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/#   /'
-	fi
-}
+. "$SRCDIR/tests/tap.sh"
 
 cd "$SRCDIR" || exit 1
 
@@ -137,5 +125,4 @@ EOF
 result $([ -z "$out" ]; echo $?) \
     "every foo.c and foo.h a comment of src/ names exists" "$out"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

@@ -18,20 +18,7 @@ SRCDIR=${EVALGATE_SRCDIR:-.}
 ADMIN_MAN="$SRCDIR/doc/evalgate-admin.8"
 FCGI_MAN="$SRCDIR/doc/evalgate.fcgi.8"
 
-n=0
-failed=0
-
-check() {	# check NAME COMMAND...: ok when COMMAND succeeds
-	local name=$1
-	shift
-	n=$((n + 1))
-	if "$@" >/dev/null 2>&1; then
-		echo "ok $n - $name"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $name"
-	fi
-}
+. "$SRCDIR/tests/tap.sh"
 
 # The console's usage: "  app create NAME [--log-state] ...", one a line.
 usage=$("$BUILDDIR/evalgate-admin" --help 2>&1 | sed -n 's/^  //p')
@@ -92,5 +79,4 @@ if command -v groff >/dev/null 2>&1; then
 	done
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

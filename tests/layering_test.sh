@@ -9,18 +9,7 @@ set -u
 SRCDIR=${EVALGATE_SRCDIR:-.}
 MAP="$SRCDIR/src/README.md"
 
-n=0
-failed=0
-
-result() {	# result OK NAME: one test point
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-	fi
-}
+. "$SRCDIR/tests/tap.sh"
 
 # The table's rows: "| `layer` | `glob` `glob` | `layer` `layer` |",
 # between the "## Layers" heading and the next heading.
@@ -85,5 +74,4 @@ for f in $files; do
 	result $([ -z "$bad" ]; echo $?) "$f ($from) includes only what its layer may${bad:+:$bad}"
 done
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done
