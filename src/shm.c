@@ -29,6 +29,7 @@
 #define SHM_TRIES	8		/* files replaced under us in a row */
 #define SHM_RECOUNT_MS	100		/* a full backend's owners asked */
 #define SHM_LOCK_WAIT_MS 2000		/* the mutex: longer is a broken one */
+#define SHM_QUEUE_SLICE_MS 100		/* a queue's waiter looks at its file */
 
 static struct shm	*host;		/* the process's mapping, or NULL */
 
@@ -902,16 +903,33 @@ shm_queue_enter(struct shm *m, enum shm_queue q, int64_t wait_ms)
 {
 	pthread_mutex_t	*mx;
 	struct timespec	 until;
+	struct stat	 sb;
+	int64_t		 end = clock_mono_us() / 1000 + wait_ms, left;
 	int		 rc;
 
 	if (m == NULL || m->f == NULL || m->lost || q >= SHM_QUEUE__MAX)
 		return 0;
 	mx = &m->f->queues[q];
-	until = deadline(wait_ms);
 	queued(m, 1);
-	rc = pthread_mutex_timedlock(mx, &until);
-	if (rc == EOWNERDEAD)	/* its holder died in its transaction */
-		rc = pthread_mutex_consistent(mx);
+	/* In slices: a file cut short under the queue takes its waiters'
+	 * wake-ups with it (a holder that faults unlocks private zeroes),
+	 * so between slices a waiter looks whether its file is still
+	 * whole, and if not writes without the queue, as with none. */
+	for (;;) {
+		left = end - clock_mono_us() / 1000;
+		until = deadline(left < SHM_QUEUE_SLICE_MS ? left :
+		    SHM_QUEUE_SLICE_MS);
+		rc = pthread_mutex_timedlock(mx, &until);
+		if (rc == EOWNERDEAD)	/* its holder died in its transaction */
+			rc = pthread_mutex_consistent(mx);
+		if (rc != ETIMEDOUT || left <= SHM_QUEUE_SLICE_MS)
+			break;
+		if (m->lost || fstat(m->fd, &sb) == -1 ||
+		    (size_t)sb.st_size != m->size) {
+			queued(m, 0);
+			return 0;
+		}
+	}
 	if (rc == 0)
 		return 1;
 	queued(m, 0);

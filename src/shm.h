@@ -193,9 +193,10 @@ long		 shm_streak_add(struct shm *m, const char *key, int failed,
  * just as the lock is given may still take it first.
  *
  * shm_queue_enter waits up to wait_ms: 1 taken (give it back with
- * shm_queue_leave), 0 there is no queue (no mapping, or its mutex is
- * unusable and the file is unlinked for the next shm_maintain): write
- * anyway, SQLite's own lock still serialises, -1 waited wait_ms. */
+ * shm_queue_leave), 0 there is no queue (no mapping, its mutex is
+ * unusable and the file is unlinked for the next shm_maintain, or the
+ * file was cut short while it waited): write anyway, SQLite's own lock
+ * still serialises, -1 waited wait_ms. */
 enum shm_queue { SHM_QUEUE_DB, SHM_QUEUE_CACHE, SHM_QUEUE__MAX };
 int		 shm_queue_enter(struct shm *m, enum shm_queue q,
 		    int64_t wait_ms);
