@@ -1,5 +1,6 @@
 /* store_sqlite_decision.c: decisions, their answers and outcomes; a
- * decision written in a group commit (shm.h) by whichever worker leads. */
+ * decision written in a group commit (shm_group.h) by whichever worker
+ * leads. */
 #include "config.h"
 
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "log.h"
 #include "settings.h"
 #include "shm.h"
+#include "shm_group.h"
 #include "store_sqlite.h"
 #include "xalloc.h"
 
@@ -24,7 +26,7 @@ compact(json_object *o)
 }
 
 /* A decision as a record: flat bytes that whichever worker of the host
- * leads a group commit can write (shm.h).  The fixed part, then
+ * leads a group commit can write (shm_group.h).  The fixed part, then
  * nanswers struct rec_answer, then the text they point into, each text
  * an offset from the record's start and a length (REC_NULL: NULL).
  * SHM_VERSION changes with it. */
@@ -275,7 +277,7 @@ refuse_waiting(struct shm *m, const struct error *e)
 	shm_group_leave(m);
 }
 
-/* Leads a group (shm.h): our record and those the other workers have
+/* Leads a group (shm_group.h): our record and those the other workers have
  * waiting, in one transaction, taken until the COMMIT; each owner is
  * told how it went once the commit is durable.  When one of theirs, or
  * the commit, fails, all is rolled back and each owner writes its own
