@@ -53,9 +53,24 @@
 #include "error.h"
 
 /* The layout's version: any change to shm_file.h's structs, to a
- * table's size, or to the group commit's record bytes (which
- * store_sqlite_decision.c writes) changes it. */
+ * table's size, or to the group commit's record bytes changes it. */
 #define SHM_VERSION	11
+/* The group commit's record (the bytes store_sqlite_decision.c writes
+ * into a slot's buffer for whichever worker leads to read) as of each
+ * version: the size of its fixed part and of one answer.
+ * store_sqlite_decision.c asserts at build time that its structs are
+ * SHM_RECORD_HEAD and SHM_RECORD_ANSWER bytes, which name the pair of
+ * SHM_VERSION: a record that changes size fails the build until a new
+ * version gets its own pair, and a new version fails it until it has
+ * one.  Add a pair for a new version; never edit one.  A change that
+ * keeps the sizes (fields reordered or meaning otherwise) is not
+ * caught: bump SHM_VERSION and add its pair all the same. */
+#define SHM_RECORD_HEAD_11	176
+#define SHM_RECORD_ANSWER_11	48
+#define SHM_RECORD_AT_(what, v)	SHM_RECORD_##what##_##v
+#define SHM_RECORD_AT(what, v)	SHM_RECORD_AT_(what, v)
+#define SHM_RECORD_HEAD		SHM_RECORD_AT(HEAD, SHM_VERSION)
+#define SHM_RECORD_ANSWER	SHM_RECORD_AT(ANSWER, SHM_VERSION)
 /* Slots for a pool of workers: the pool, the internal listener's, the
  * console, and processes being replaced while their successors start.
  * A new file holds SHM_SLOTS_DEFAULT, or SHM_SLOTS(workers) for a pool

@@ -29,7 +29,9 @@ compact(json_object *o)
  * leads a group commit can write (shm_group.h).  The fixed part, then
  * nanswers struct rec_answer, then the text they point into, each text
  * an offset from the record's start and a length (REC_NULL: NULL).
- * SHM_VERSION changes with it. */
+ * A leader of another build may read it, so its layout is the shared
+ * memory's: SHM_VERSION changes with it, which the asserts after the
+ * structs check (shm.h says how). */
 #define REC_NULL	UINT32_MAX
 
 struct rec_text {
@@ -55,6 +57,13 @@ struct rec {
 	int64_t		 quota_units;
 	struct rec_text	 model, backend, state;
 };
+
+/* A record of another size needs a new SHM_VERSION and its pair of sizes
+ * in shm.h: this fails the build until both are there. */
+_Static_assert(sizeof(struct rec) == SHM_RECORD_HEAD,
+    "struct rec changed: bump SHM_VERSION and add its sizes (shm.h)");
+_Static_assert(sizeof(struct rec_answer) == SHM_RECORD_ANSWER,
+    "struct rec_answer changed: bump SHM_VERSION and add its sizes (shm.h)");
 
 /* Appends s (NULL: none) to the record's text; *bad set when it does not
  * fit. */
