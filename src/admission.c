@@ -9,6 +9,7 @@
 #include "log.h"
 #include "settings.h"
 #include "shm.h"
+#include "shm_admit.h"
 #include "store.h"
 
 #define MINUTE_MS 60000

@@ -1,7 +1,7 @@
 /* admission.h: the per-minute rate limit and the daily quota.
  *
  * Rate: GCRA (the generic cell rate algorithm) per application, its
- * theoretical arrival time kept in the host's shared memory (shm.h)
+ * theoretical arrival time kept in the host's shared memory (shm_admit.h)
  * with the rate it was computed under.  It needs two integers per application, lets a full
  * minute's allowance through at once, then
  * refills one call every ceil(60000 / rate) ms, and tells exactly when

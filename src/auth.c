@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "settings.h"
 #include "shm.h"
+#include "shm_budget.h"
 #include "store.h"
 
 #define MEMO_SLOTS 64

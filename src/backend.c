@@ -48,6 +48,9 @@
 #include "metrics.h"
 #include "settings.h"
 #include "shm.h"
+#include "shm_flight.h"
+#include "shm_probe.h"
+#include "shm_streak.h"
 
 #define BACKEND_COOLDOWN_MS	30000	/* a failing replica rests */
 #define BACKEND_COOL_AFTER	2	/* failures in a row that rest it */

@@ -15,6 +15,7 @@
 #include "handlers.h"
 #include "metrics.h"
 #include "shm.h"
+#include "shm_metrics.h"
 #include "version.h"
 
 #define METRICS_TEXT_MAX	(4 << 20)	/* bytes of the answer */

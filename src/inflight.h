@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#include "shm.h"
+#include "shm_flight.h"
 
 #define INFLIGHT_SLOW_FACTOR	4	/* overdue: this many times the
 					 * backend's recent latency */

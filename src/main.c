@@ -29,6 +29,7 @@
 #include "routes.h"
 #include "settings.h"
 #include "shm.h"
+#include "shm_group.h"
 #include "store.h"
 #include "version.h"
 

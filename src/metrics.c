@@ -6,6 +6,8 @@
 
 #include "clock.h"
 #include "metrics.h"
+#include "shm.h"
+#include "shm_metrics.h"
 
 _Static_assert(sizeof(struct metrics_cells) <=
     SHM_METRIC_CELLS * sizeof(uint64_t), "metrics cells fit a slot");

@@ -2,7 +2,7 @@
  * section 18.1; doc/evalgate.fcgi.8, METRICS).
  *
  * Every process counts in its own slot of the host's shared memory
- * (shm.h): relaxed atomic stores to cells only it writes, no lock, no
+ * (shm_metrics.h): relaxed atomic stores to cells only it writes, no lock, no
  * database write on the request path.  A reader sums every slot and the
  * retired figures under the lock (metrics_collect()), so a worker's
  * counts outlive it (recycled, killed -9) until the shared-memory file
@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "shm.h"
+#include "shm_metrics.h"
 
 #define METRICS_ROUTES		48	/* route rows, the last "none" */
 #define METRICS_NO_ROUTE	(METRICS_ROUTES - 1)

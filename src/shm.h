@@ -1,14 +1,28 @@
-/* shm.h: the host's shared memory (doc/design.md, section 12).
+/* shm.h: the host's shared memory (doc/design.md, section 12): the
+ * file, its mapping, its worker slots and its mutex.
  *
  * One file-backed mapping (SERVICE_SHM_PATH) that every worker of the
- * host maps, for what they must count together and may lose: which
- * backend each worker is calling (the in-flight limit), replicas'
- * failures in a row and probes, key budgets, admission, the write-lock
- * queues, the group commit's records and metrics.  Deleting the file loses nothing that
- * matters: every process notices (shm_maintain) and maps a new one.
+ * host maps, for what they must count together and may lose.  This
+ * header is the mapping itself; what is counted in it has a file (and
+ * header) of its own, each on the struct shm this one hands out:
  *
- * The layout is fixed and versioned: a header, one robust
- * process-shared mutex, the tables of the counters below, then the
+ *	shm_flight.h	which backend each worker is calling (the
+ *			in-flight limit), and how its calls went
+ *	shm_probe.h	replicas' probes, one per period
+ *	shm_streak.h	replicas' failures in a row
+ *	shm_budget.h	key prefixes' argon2id runs per minute
+ *	shm_queue.h	the write-lock queues
+ *	shm_group.h	the group commit's records (shm_group.c)
+ *	shm_admit.h	admission: GCRA state and quota units
+ *	shm_counter.h	marks and counters
+ *	shm_metrics.h	the metrics' cells and label names
+ *
+ * shm_file.h, private to those files, holds the layout.  Deleting the
+ * file loses nothing that matters: every process notices
+ * (shm_maintain) and maps a new one.
+ *
+ * The layout is fixed and versioned (SHM_VERSION, below): a header, one
+ * robust process-shared mutex, the tables of the counters, then the
  * slots (SHM_SLOTS_DEFAULT, or more for a pool said to be larger), then
  * the metrics table: one
  * struct shm_metrics per worker slot and one more, "retired", into which
@@ -38,12 +52,25 @@
 
 #include "error.h"
 
+/* The layout's version: any change to shm_file.h's structs, to a
+ * table's size, or to the group commit's record bytes changes it. */
 #define SHM_VERSION	11
-#define SHM_PROBES	64	/* replicas whose probe is remembered */
-#define SHM_FLIGHTS	64	/* backends whose calls in flight are
-				 * counted (more are walked) */
-#define SHM_BUDGETS	128	/* key prefixes whose argon2id runs count */
-#define SHM_STREAKS	64	/* replicas whose failures in a row count */
+/* The group commit's record (the bytes store_sqlite_decision.c writes
+ * into a slot's buffer for whichever worker leads to read) as of each
+ * version: the size of its fixed part and of one answer.
+ * store_sqlite_decision.c asserts at build time that its structs are
+ * SHM_RECORD_HEAD and SHM_RECORD_ANSWER bytes, which name the pair of
+ * SHM_VERSION: a record that changes size fails the build until a new
+ * version gets its own pair, and a new version fails it until it has
+ * one.  Add a pair for a new version; never edit one.  A change that
+ * keeps the sizes (fields reordered or meaning otherwise) is not
+ * caught: bump SHM_VERSION and add its pair all the same. */
+#define SHM_RECORD_HEAD_11	176
+#define SHM_RECORD_ANSWER_11	48
+#define SHM_RECORD_AT_(what, v)	SHM_RECORD_##what##_##v
+#define SHM_RECORD_AT(what, v)	SHM_RECORD_AT_(what, v)
+#define SHM_RECORD_HEAD		SHM_RECORD_AT(HEAD, SHM_VERSION)
+#define SHM_RECORD_ANSWER	SHM_RECORD_AT(ANSWER, SHM_VERSION)
 /* Slots for a pool of workers: the pool, the internal listener's, the
  * console, and processes being replaced while their successors start.
  * A new file holds SHM_SLOTS_DEFAULT, or SHM_SLOTS(workers) for a pool
@@ -65,21 +92,8 @@ struct shm_worker {
 				 * -1: any */
 };
 
-/* Metrics (metrics.c): cells of counters, each slot's written by its
- * owner alone with relaxed atomic stores (no lock), summed under the
- * lock by whoever reads them.  Label names (backends, schemas) are
- * given a cell index host-wide, in tables that only grow. */
-#define SHM_METRIC_CELLS	2560	/* counters a slot holds */
-#define SHM_METRIC_NAMES	32	/* names a table holds */
-#define SHM_METRIC_NAME_SIZE	128	/* bytes of a name, with its NUL */
-enum shm_names { SHM_NAMES_BACKEND, SHM_NAMES_SCHEMA, SHM_NAMES__MAX };
-
-struct shm_metrics {
-	int64_t	 answered_ms;	/* epoch ms of the owner's last answer */
-	uint64_t cell[SHM_METRIC_CELLS];
-};
-
-struct shm;	/* a process's handle on the mapping (opaque) */
+struct shm;	/* a process's handle on the mapping (opaque; owned by
+		 * whoever attached it, freed by shm_detach) */
 
 /* Maps the file at path, creating it (with mode) or replacing one of
  * another layout, and takes a slot for this process, a worker's.  A new
@@ -129,228 +143,10 @@ void		 shm_unlock(struct shm *m);
  * every SHM_REAP_MS).  0 with no mapping. */
 long		 shm_workers(struct shm *m);
 
-/* The counters the host shares.  Each takes the lock itself, and with
- * no mapping (m NULL) allows what it is asked, as a host without the
- * file would: these limits protect the host, they are not a contract.
- *
- * In flight: what the host knows of backend_id's calls, read without
- * the lock (a view a moment old is good enough for a policy).  All 0
- * with no mapping, or for a backend not called since the file was
- * made. */
-struct shm_flight_view {
-	long	 workers;	/* shm_workers() */
-	int64_t	 in_flight;	/* its calls in flight on the host */
-	int64_t	 latency_us;	/* how long its answered calls took, the
-				 * recent weighing most (a moving average
-				 * of 1/8); 0: none answered yet */
-	int	 failing;	/* its last call failed, and none answered
-				 * since */
-};
-void		 shm_inflight_view(struct shm *m, int64_t backend_id,
-		    struct shm_flight_view *v);
-/* This process is calling backend_id (> 0) at now_ms (monotonic) if
- * fewer than limit live processes are calling it since before now_ms -
- * older_ms (older_ms 0: every call counts): 1 taken (recorded in its
- * slot), 0 full.  A process killed in the call is not counted once it
- * is gone. */
-int		 shm_inflight_take(struct shm *m, int64_t backend_id,
-		    long limit, int64_t older_ms, int64_t now_ms);
-/* The call taken is over, after us microseconds: how it went. */
-enum shm_call {
-	SHM_CALL_ANSWERED,	/* an answer that fits: the latency counts */
-	SHM_CALL_FAILED,	/* no replica answered (transport, server) */
-	SHM_CALL_OTHER		/* anything else: nothing learnt */
-};
-void		 shm_inflight_give(struct shm *m, enum shm_call how,
-		    int64_t us);
-/* One probe per period: 1 if no probe of key was let through in the
- * period_ms before now_ms (this one is recorded), else 0. */
-int		 shm_probe_claim(struct shm *m, const char *key, int64_t now_ms,
-		    int64_t period_ms);
-/* A budget of runs per minute: 1 if key has run fewer than limit times
- * in the minute since its count began (this run is counted), else 0. */
-int		 shm_budget_take(struct shm *m, const char *key, int64_t now_ms,
-		    long limit);
-/* Failures in a row: key's count after one more failure (failed) or a
- * success (!failed: 0); a count whose last failure is period_ms or more
- * before now_ms starts again from 0.  The least recent count gives way
- * to a new key.  -1 with no mapping (or its lock unusable): there is no
- * count.  A success where no failure is counted, the common case, takes
- * no lock; one that races a failure of another process may leave that
- * failure counted. */
-long		 shm_streak_add(struct shm *m, const char *key, int failed,
-		    int64_t now_ms, int64_t period_ms);
-
-/* The write-lock queues (doc/design.md, section 9.3): every process
- * that writes a file of the store waits here for its turn, asleep, and
- * is woken when the one before it is done, so that SQLite itself never
- * sees hundreds of writers polling for its lock.  One queue per file
- * (the database, the cache): a writer of one never waits behind the
- * other.  Each is a robust process-shared mutex of its own: a holder
- * killed in its transaction hands it on to the next (EOWNERDEAD; SQLite
- * rolls the cut transaction back itself).  The kernel wakes waiters in
- * the order they came (FIFO among equal priorities); a process arriving
- * just as the lock is given may still take it first.
- *
- * shm_queue_enter waits up to wait_ms: 1 taken (give it back with
- * shm_queue_leave), 0 there is no queue (no mapping, its mutex is
- * unusable and the file is unlinked for the next shm_maintain, or the
- * file was cut short while it waited): write anyway, SQLite's own lock
- * still serialises, -1 waited wait_ms. */
-enum shm_queue { SHM_QUEUE_DB, SHM_QUEUE_CACHE, SHM_QUEUE__MAX };
-int		 shm_queue_enter(struct shm *m, enum shm_queue q,
-		    int64_t wait_ms);
-void		 shm_queue_leave(struct shm *m, enum shm_queue q);
-
-/* Group commit (doc/design.md, section 9.4): the decisions that several
- * workers have
- * ready at once are written in one transaction, by one of them, the
- * leader, which shares their pages, BEGIN, COMMIT and sync.  Each
- * worker writes its record (the bytes shm_group_take() hands a leader;
- * store_sqlite_decision.c says what they are, and SHM_VERSION changes
- * with them) into its slot's buffer and submits it; the first to find
- * no leader leads, the others sleep until their record is done.  The
- * leader takes the records ready while its transaction is open, tells
- * each owner how it went once the commit is durable, and hands the
- * lead to an owner still waiting.  A leader killed with records taken
- * leaves them to the next, which first looks whether each was
- * committed; an owner finds a leader gone within SHM_GROUP_CHECK_MS.
- * Nothing is acknowledged before its commit (and sync) returned. */
-#define SHM_RECORD_SIZE		(16 * 1024)	/* a slot's record, in all */
-#define SHM_GROUP_MAX		64	/* records one transaction takes */
-#define SHM_GROUP_CHECK_MS	100	/* a sleeping owner looks whether
-					 * the leader is alive */
-enum shm_group {
-	SHM_GROUP_ALONE,	/* write it yourself (no mapping or slot, too
-				 * large, or the leader's transaction
-				 * failed: its error is the owner's to get) */
-	SHM_GROUP_LEAD,		/* write it, and lead */
-	SHM_GROUP_DONE,		/* a leader committed it */
-	SHM_GROUP_FAILED	/* e says why (waited too long; the commit
-				 * could not be made durable) */
-};
-/* This process's record buffer, *size bytes; NULL: none (write alone). */
-void		*shm_group_buffer(struct shm *m, size_t *size);
-/* Submits the len bytes written to the buffer and waits until it is
- * done, it fails, or this process is to lead; a record still waiting
- * for a leader after wait_ms is withdrawn (FAILED, 503).  With LEAD or
- * ALONE, *written says the record may have been committed by a leader
- * that died: look before writing it. */
-enum shm_group	 shm_group_submit(struct shm *m, size_t len, int64_t wait_ms,
-		    int *written, struct error *e);
-/* Leader, in its transaction: the next record waiting, at most
- * SHM_GROUP_MAX of them: a handle >= 0 with its bytes (*data, *len, in
- * the mapping, to be read until shm_group_finish) and *written as
- * above; -1 none. */
-int		 shm_group_take(struct shm *m, const void **data, size_t *len,
-		    int *written);
-/* Leader, before a COMMIT it will sync: whether another worker serving
- * a request, and waiting neither on a backend nor in a write-lock
- * queue, has its decision still to submit.  If so, sleeps until a
- * record is submitted or the monotonic clock (clock_mono_us) passes
- * until_us, and returns 1: take again.  Those decisions then share the
- * sync rather than each waiting for one of its own; 0 at once when
- * there is nobody to wait for. */
-int		 shm_group_await(struct shm *m, int64_t until_us);
-/* Whether this process is serving a request (on 1) or waits for the
- * next (0): what shm_group_await looks at. */
-void		 shm_serving(struct shm *m, int on);
-/* Leader: gives up the lead, to an owner waiting if there is one, so
- * that the next transaction begins while this one syncs. */
-void		 shm_group_leave(struct shm *m);
-/* Leader: tells the owner of record h how it went (DONE, ALONE, or
- * FAILED with e) and wakes it; DONE only once the commit is durable. */
-void		 shm_group_finish(struct shm *m, int h, enum shm_group how,
-		    const struct error *e);
-
-/* Admission (doc/design.md, section 13): each application's GCRA
- * state and the day's running total of its quota units, exact across
- * the host's workers, as nginx's limit_req keeps its zone.  The table
- * holds SHM_ADMITS applications, SHM_ADMIT_WAYS to a bucket; a new one
- * takes the place of the one in its bucket whose rate window is emptiest
- * (a window already drained is forgotten without harm; forgetting a
- * busy one, with more than SHM_ADMITS applications calling at once,
- * gives it a fresh minute).  The running total is rebuilt from the
- * database's counter of the day, which the decisions charge, whenever an
- * application is not in the table for the day: after the file was
- * deleted, a new day, or its entry given to another. */
-#define SHM_ADMITS	4096
-#define SHM_ADMIT_WAYS	8
-struct shm_admission {
-	int64_t	tat_ms;		/* GCRA theoretical arrival time; 0 none */
-	int64_t	tat_rate;	/* the rate per minute it was computed
-				 * under; 0 unknown */
-	int64_t	tat_at_ms;	/* when it was written; 0 unknown */
-	int64_t	used;		/* units admitted on the day */
-};
-/* Under the lock, runs fn on app_id's state for UTC day day (days since
- * the epoch), for fn to decide and update in place (arithmetic only: it
- * must not block).  An application without state for the day is given
- * used = db_used if db_used >= 0 (its rate state is kept across days);
- * with db_used -1, fn is not run and 0 returned: the caller reads the
- * database's counter of the day and asks again.  1 run; -1 no mapping
- * (or its lock unusable): the caller keeps admission elsewhere.  fn's
- * updates are written field by field: a process killed in it loses or
- * keeps the one call it was admitting, nothing else. */
-int		 shm_admission(struct shm *m, int64_t app_id, int64_t day,
-		    int64_t db_used, void (*fn)(struct shm_admission *,
-		    void *), void *arg);
-
-/* Marks: when something last happened on the host (a write that found
- * the disk full), for readiness to say so from any worker. */
-enum shm_mark { SHM_MARK_DB_FULL, SHM_MARK_CACHE_FULL, SHM_MARK__MAX };
-void		 shm_mark(struct shm *m, enum shm_mark k, int64_t at_ms);
-/* When k was last marked; 0 never (or no mapping). */
-int64_t		 shm_marked(struct shm *m, enum shm_mark k);
-
-/* Counters that any process reads and moves without the lock (atomics),
- * read on every request: whoever changes something that workers keep a
- * copy of or look up in a file moves one, so that a worker reads the
- * file again only when one moved (store_sqlite.c and
- * store_sqlite_cache.c say what each holds).  A new file starts
- * COOLDOWNS at 1, CATALOG_RUNS at a random value and the others at 0. */
-enum shm_counter {
-	SHM_COUNTER_CATALOG_RUN,	/* the database's run of commits that
-					 * left the catalog alone: id << 32 |
-					 * the number of its last commit */
-	SHM_COUNTER_CATALOG_RUNS,	/* gives the runs their ids */
-	SHM_COUNTER_COOLDOWNS,		/* moved by each cool-down written */
-	SHM_COUNTER_COOLDOWNS_NONE,	/* COOLDOWNS when the cache was last
-					 * found to hold none */
-	SHM_COUNTER__MAX
-};
-/* 0 and *v, or -1: no mapping. */
-int		 shm_counter(struct shm *m, enum shm_counter k, uint64_t *v);
-void		 shm_counter_set(struct shm *m, enum shm_counter k,
-		    uint64_t v);
-/* Adds 1 and returns the new value; 0 with no mapping. */
-uint64_t	 shm_counter_next(struct shm *m, enum shm_counter k);
-/* Sets k to want if it still holds expect: whether it did. */
-int		 shm_counter_swap(struct shm *m, enum shm_counter k,
-		    uint64_t expect, uint64_t want);
-
 /* The process's mapping, for the modules that count in it: set once
  * at start by the worker; NULL where there is none (the console). */
 void		 shm_set_host(struct shm *m);
 struct shm	*shm_host(void);
-
-/* Metrics.  This process's cells, written without the lock (relaxed
- * atomics); NULL when it has no slot or no mapping.  A slot taken by a
- * new owner first has its figures folded into the retired ones. */
-struct shm_metrics *shm_metrics_self(struct shm *m);
-/* Under the lock: the retired figures (of slots taken again, and of
- * processes that found no slot, which count here under the lock). */
-struct shm_metrics *shm_metrics_retired(struct shm *m);
-/* Under the lock: the metrics of worker slot i (< n of shm_slots). */
-struct shm_metrics *shm_metrics_at(struct shm *m, size_t i);
-/* The index of name in table t, added if new: from 0, or -1 when the
- * table is full (or there is no mapping).  Reads without the lock;
- * adds under it. */
-int		 shm_metric_name(struct shm *m, enum shm_names t,
-		    const char *name);
-/* Under the lock: the names of table t, *n of them. */
-const char	(*shm_metric_names(struct shm *m, enum shm_names t,
-		    size_t *n))[SHM_METRIC_NAME_SIZE];
 
 /* Under the lock: this process's slot, and the slots ever taken (n of
  * them; those past n are free and untouched). */

@@ -1,6 +1,9 @@
-/* shm_file.h: the layout of the host's shared memory, and a process's
- * handle on it: private to shm.c and shm_group.c (shm.h is the
- * interface). */
+/* shm_file.h: the layout of the host's shared memory, a process's
+ * handle on it, and the helpers that several of its concerns need (the
+ * key hash, vacate(), metrics_of()): private to the shm files of src/
+ * (shm.c, which maps it, and the file of each concern, which counts in
+ * it: shm.h lists them).  Everyone else includes the header of the
+ * concern it uses. */
 #ifndef EVALGATE_SHM_FILE_H
 #define EVALGATE_SHM_FILE_H
 
@@ -9,8 +12,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "shm.h"
+#include "shm_admit.h"
+#include "shm_budget.h"
+#include "shm_counter.h"
+#include "shm_flight.h"
+#include "shm_group.h"
+#include "shm_metrics.h"
+#include "shm_probe.h"
+#include "shm_queue.h"
+#include "shm_streak.h"
 
 #define SHM_MAGIC	0x65677368u	/* "egsh" */
 
@@ -179,5 +192,44 @@ struct shm {
 /* The start time of process pid (field 22 of /proc/PID/stat, in clock
  * ticks since boot), or 0 when it cannot be read. */
 uint64_t	 shm_proc_started(pid_t pid);
+
+/* shm.c: unlinks the file at path if it is still the file dev, ino:
+ * never one another process has made in its place since. */
+void		 shm_discard(const char *path, dev_t dev, ino_t ino);
+/* shm.c: the realtime clock ms from now, as pthread_mutex_timedlock
+ * takes it. */
+struct timespec	 shm_deadline(int64_t ms);
+
+/* FNV-1a of s, never 0 (0 marks a free entry). */
+static inline uint64_t
+shm_key_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h != 0 ? h : 1;
+}
+
+/* Under the lock: slot w is empty, its owner (a worker's counted) gone. */
+static inline void
+vacate(struct shm_file *f, struct shm_worker *w)
+{
+	w->backend_id = 0;
+	w->serving = 0;
+	w->queued = 0;
+	if (w->worker)
+		__atomic_sub_fetch(&f->workers, 1, __ATOMIC_RELAXED);
+	w->worker = 0;
+	w->pid = 0;
+}
+
+/* Slot i's metrics; i == nslots: the retired figures. */
+static inline struct shm_metrics *
+metrics_of(const struct shm *m, size_t i)
+{
+	return (struct shm_metrics *)(void *)((char *)m->f +
+	    METRICS_OFFSET(m->nslots)) + i;
+}
 
 #endif

@@ -1,4 +1,4 @@
-/* shm_group.c: group commit in the host's shared memory (see shm.h):
+/* shm_group.c: group commit in the host's shared memory (see shm_group.h):
  * each worker slot's record, the lead, and the hand-overs between them.
  *
  * A record moves through these states; the process named beside each is
@@ -36,6 +36,7 @@
 #include "clock.h"
 #include "shm.h"
 #include "shm_file.h"
+#include "shm_group.h"
 
 enum rec_state {
 	REC_FREE, REC_READY, REC_TAKEN, REC_ORPHAN,

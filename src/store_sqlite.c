@@ -20,6 +20,8 @@
 #include "metrics.h"
 #include "settings.h"
 #include "shm.h"
+#include "shm_counter.h"
+#include "shm_queue.h"
 #include "store_sqlite.h"
 #include "store_sqlite_vfs.h"
 #include "xalloc.h"

@@ -42,7 +42,7 @@ extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 #define STORE_RECORD_MAX (64 << 20)	/* a decision as a record, at most */
 #define STORE_RECORD_KEEP (16 << 10)	/* the record's memory kept between
 					 * decisions, at most (a larger one is
-					 * written alone, shm.h) */
+					 * written alone, shm_group.h) */
 #define STORE_RETAIN_WAIT_MS 50		/* it waits for a lock, then gives up */
 #define STORE_COOLDOWN_FORGET_MS (5 * 60 * 1000)	/* a cool-down that
 					 * ended so long ago is none
@@ -183,7 +183,7 @@ struct store {
 					 * statement */
 	sqlite3_file	*main_file;	/* borrowed: the database's, for
 					 * store_sqlite_vfs_commits() */
-	uint32_t	 kept_run;	/* the run of commits (shm.h) the rows
+	uint32_t	 kept_run;	/* the run of commits (shm_counter.h) the rows
 					 * kept were read in; 0 none */
 	int64_t		 kept_read_ms;	/* when (monotonic) */
 	uint32_t	 write_from;	/* the database's commits when this

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "log.h"
 #include "shm.h"
+#include "shm_counter.h"
 #include "store_sqlite.h"
 
 int64_t

@@ -1,5 +1,6 @@
 /* store_sqlite_decision.c: decisions, their answers and outcomes; a
- * decision written in a group commit (shm.h) by whichever worker leads. */
+ * decision written in a group commit (shm_group.h) by whichever worker
+ * leads. */
 #include "config.h"
 
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "log.h"
 #include "settings.h"
 #include "shm.h"
+#include "shm_group.h"
 #include "store_sqlite.h"
 #include "xalloc.h"
 
@@ -24,10 +26,12 @@ compact(json_object *o)
 }
 
 /* A decision as a record: flat bytes that whichever worker of the host
- * leads a group commit can write (shm.h).  The fixed part, then
+ * leads a group commit can write (shm_group.h).  The fixed part, then
  * nanswers struct rec_answer, then the text they point into, each text
  * an offset from the record's start and a length (REC_NULL: NULL).
- * SHM_VERSION changes with it. */
+ * A leader of another build may read it, so its layout is the shared
+ * memory's: SHM_VERSION changes with it, which the asserts after the
+ * structs check (shm.h says how). */
 #define REC_NULL	UINT32_MAX
 
 struct rec_text {
@@ -53,6 +57,13 @@ struct rec {
 	int64_t		 quota_units;
 	struct rec_text	 model, backend, state;
 };
+
+/* A record of another size needs a new SHM_VERSION and its pair of sizes
+ * in shm.h: this fails the build until both are there. */
+_Static_assert(sizeof(struct rec) == SHM_RECORD_HEAD,
+    "struct rec changed: bump SHM_VERSION and add its sizes (shm.h)");
+_Static_assert(sizeof(struct rec_answer) == SHM_RECORD_ANSWER,
+    "struct rec_answer changed: bump SHM_VERSION and add its sizes (shm.h)");
 
 /* Appends s (NULL: none) to the record's text; *bad set when it does not
  * fit. */
@@ -275,7 +286,7 @@ refuse_waiting(struct shm *m, const struct error *e)
 	shm_group_leave(m);
 }
 
-/* Leads a group (shm.h): our record and those the other workers have
+/* Leads a group (shm_group.h): our record and those the other workers have
  * waiting, in one transaction, taken until the COMMIT; each owner is
  * told how it went once the commit is durable.  When one of theirs, or
  * the commit, fails, all is rolled back and each owner writes its own

@@ -28,7 +28,15 @@
 
 #include "clock.h"
 #include "shm.h"
+#include "shm_admit.h"
+#include "shm_budget.h"
 #include "shm_file.h"
+#include "shm_flight.h"
+#include "shm_group.h"
+#include "shm_metrics.h"
+#include "shm_probe.h"
+#include "shm_queue.h"
+#include "shm_streak.h"
 #include "tap.h"
 
 static char path[256];
