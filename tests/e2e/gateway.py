@@ -178,6 +178,16 @@ class Gateway:
                                (" ".join(args), p.returncode, p.stderr))
         return p
 
+    def publish(self, schema, questions, backend, *args):
+        """Publishes questions (a dict, written to a file in the test's
+        directory) as a version of schema on backend; args: more of
+        `schema publish`'s options."""
+        path = os.path.join(self.dir, schema + ".questions.json")
+        with open(path, "w") as f:
+            json.dump(questions, f)
+        return self.admin("schema", "publish", schema, "--questions", path,
+                          "--backend", backend, *args)
+
     def new_key(self, app, *app_args):
         """Creates an application (exit 1 if it exists: fine) and returns
         a fresh key for it."""

@@ -15,8 +15,6 @@ the web server's pool size set (no SERVICE_WORKERS, no --max-in-flight):
 The hung-backend side of the same limit is tests/faults/test_bulkhead.py.
 """
 
-import json
-import os
 import threading
 import time
 
@@ -29,11 +27,7 @@ QUESTIONS = {"q": {"type": "choice", "criteria": {"x": None, "y": None}}}
 def setup(g, up):
     g.admin("backend", "add", "model", "--kind", "systemone", "--url",
             up.url)
-    path = os.path.join(g.dir, "q.json")
-    with open(path, "w") as f:
-        json.dump(QUESTIONS, f)
-    g.admin("schema", "publish", "qs", "--questions", path, "--backend",
-            "model")
+    g.publish("qs", QUESTIONS, "model")
     key = g.new_key("client", "--rate-per-minute", "1000000")
     g.admin("grant", "client", "qs")
     return key

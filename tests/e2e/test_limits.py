@@ -537,17 +537,9 @@ def test_without_shared_memory(t):
     try:
         g.admin("backend", "add", "lexical", "--kind", "lexical")
         for name, questions in (("demo", DEMO), ("one", ONE)):
-            path = os.path.join(g.dir, name + ".json")
-            with open(path, "w") as f:
-                json.dump(questions, f)
-            g.admin("schema", "publish", name, "--questions", path,
-                    "--backend", "lexical")
+            g.publish(name, questions, "lexical")
         g.admin("backend", "add", "off", "--kind", "lexical")
-        path = os.path.join(g.dir, "shaky.json")
-        with open(path, "w") as f:
-            json.dump(SHAKY, f)
-        g.admin("schema", "publish", "shaky", "--questions", path,
-                "--backend", "off")
+        g.publish("shaky", SHAKY, "off")
         g.admin("backend", "disable", "off")
         key = new_app(g, "noshm", "--rate-per-minute", "3",
                       "--daily-quota", "8")
@@ -595,11 +587,7 @@ def main():
                                          ("one", ONE, "lexical"),
                                          ("dead", DEAD, "nowhere"),
                                          ("shaky", SHAKY, "flaky")):
-            path = os.path.join(g.dir, name + ".json")
-            with open(path, "w") as f:
-                json.dump(questions, f)
-            g.admin("schema", "publish", name, "--questions", path,
-                    "--backend", backend)
+            g.publish(name, questions, backend)
         g.start()
         t.run([test_burst, test_what_counts, test_daily_quota,
                test_both_refuse, test_update_and_defaults,

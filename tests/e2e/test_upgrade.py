@@ -12,7 +12,6 @@ evalgate_build_info carries it.  A shared-memory file of another
 layout version, left by another build, is replaced with one log line
 naming both versions."""
 
-import json
 import os
 import struct
 import subprocess
@@ -147,12 +146,8 @@ def main():
     g = Gateway(workers=2)
     try:
         key = g.new_key("upgrade")
-        path = os.path.join(g.dir, "questions.json")
-        with open(path, "w") as f:
-            json.dump(QUESTIONS, f)
         g.admin("backend", "add", "lex", "--kind", "lexical")
-        g.admin("schema", "publish", "upgrade", "--questions", path,
-                "--backend", "lex")
+        g.publish("upgrade", QUESTIONS, "lex")
         g.admin("grant", "upgrade", "upgrade")
         g.start()
         t.run([test_versions], g)

@@ -18,7 +18,6 @@ right after it is answered 200).  The daily quota stays exact through
 all of it: it is rebuilt from the database's counter in each new file.
 """
 
-import json
 import os
 import shutil
 import sys
@@ -160,11 +159,7 @@ def main():
     g = Gateway(workers=4)
     try:
         g.admin("backend", "add", "lexical", "--kind", "lexical")
-        path = os.path.join(g.dir, "q.json")
-        with open(path, "w") as f:
-            json.dump(QUESTIONS, f)
-        g.admin("schema", "publish", "mood", "--questions", path,
-                "--backend", "lexical")
+        g.publish("mood", QUESTIONS, "lexical")
         key = g.new_key("load", "--rate-per-minute", "1000000")
         quota_key = g.new_key("quota", "--rate-per-minute", "1000000",
                               "--daily-quota", str(20 * COST))
