@@ -1,6 +1,7 @@
 /* store_pg.c: the PostgreSQL engine's connections, schema, statements
- * and transactions, the helpers every store_pg*.c file uses, and the
- * engine's table (store_pg_engine).
+ * and transactions, and the helpers every store_pg*.c file uses; the
+ * engine's table (store_pg_engine) and the making of a connection are
+ * store_pg_engine.c's.
  *
  * A worker keeps one connection (libpq), opened after fork, and the
  * host's local cache file beside it (store_sqlite_open_cache), which
@@ -617,9 +618,8 @@ schema_version(struct store *pg, struct error *e)
 	return v;
 }
 
-/* Opens pg's connection: 0, or -1 with e set and pg unconnected. */
-static int
-connect_db(struct store *pg, struct error *e)
+int
+pg_connect_store(struct store *pg, struct error *e)
 {
 	int	v;
 
@@ -642,43 +642,6 @@ fail:
 	return -1;
 }
 
-/* An unconnected store, with the host's cache beside it. */
-static struct store *
-store_new(const struct settings *s)
-{
-	struct store *pg = xmalloc(sizeof(*pg));
-
-	memset(pg, 0, sizeof(*pg));
-	pg->engine = &store_pg_engine;
-	pg->settings = s;
-	pg->sync_full = s->db_sync == DB_SYNC_FULL;
-	pg->at_commit.id = PG_STMT__MAX;
-	pg->local = store_sqlite_open_cache(s);
-	return pg;
-}
-
-struct store *
-pg_open(const struct settings *s, struct error *e)
-{
-	struct store *pg = store_new(s);
-
-	/* The caller (the console) says why, once. */
-	if (connect_db(pg, e) == -1) {
-		pg_close(pg);
-		return NULL;
-	}
-	return pg;
-}
-
-struct store *
-pg_open_lazy(const struct settings *s)
-{
-	struct store *pg = store_new(s);
-
-	pg_maintain(pg);
-	return pg;
-}
-
 void
 pg_maintain(struct store *pg)
 {
@@ -686,7 +649,7 @@ pg_maintain(struct store *pg)
 	int64_t		 now = clock_mono_us();
 	int		 rc;
 
-	store_maintain(pg->local);
+	pg_local(pg)->maintain(pg->local);
 	if ((pg->conn != NULL && !pg->stale &&
 	    PQstatus(pg->conn) == CONNECTION_OK) || now < pg->retry_at_us)
 		return;
@@ -694,7 +657,7 @@ pg_maintain(struct store *pg)
 	if (pg->conn != NULL)
 		disconnect(pg);
 	quiet = pg->why[0] != '\0';	/* already said */
-	rc = connect_db(pg, &e);
+	rc = pg_connect_store(pg, &e);
 	quiet = 0;
 	if (rc == 0) {
 		if (pg->why[0] != '\0')
@@ -713,7 +676,7 @@ pg_maintain(struct store *pg)
 void
 pg_idle(struct store *pg)
 {
-	store_idle(pg->local);
+	pg_local(pg)->idle(pg->local);
 	store_retain(pg, pg->settings, &pg->retain);
 }
 
@@ -723,19 +686,21 @@ pg_close(struct store *pg)
 	if (pg == NULL)
 		return;
 	disconnect(pg);
-	store_close(pg->local);
+	pg_local(pg)->close(pg->local);
 	free(pg);
 }
 
-/* Whether a decision could be written now, on a connection of its own:
+/* Whether a decision could be written now, on a connection of its own
+ * beside pg's (with pg's settings and engine):
  * it connects, answers a query (and says the schema version in
  * *version), and takes the row lock every catalog
  * change takes within PG_READY_WAIT_MS (rolled back: nothing is
  * written).  A lock held longer is not ready; the wait is short so that
  * readiness never queues behind writers. */
 static int
-writable(const struct settings *s, int *version)
+writable(const struct store *pg, int *version)
 {
+	const struct settings	*s = pg->settings;
 	struct store		 probe;
 	struct pg_params	 p;
 	struct error		 e = { 0 };
@@ -743,7 +708,7 @@ writable(const struct settings *s, int *version)
 	int			 ok;
 
 	memset(&probe, 0, sizeof(probe));
-	probe.engine = &store_pg_engine;
+	probe.engine = pg->engine;
 	probe.at_commit.id = PG_STMT__MAX;
 	probe.settings = s;
 	if ((probe.conn = pg_connect(s->db_url, 2, &e)) == NULL) {
@@ -772,17 +737,17 @@ pg_ready(struct store *pg, int *db_ok, int *cache_ok, int *schema)
 	int unused, none;
 
 	*schema = -1;
-	*db_ok = writable(pg->settings, schema) &&
+	*db_ok = writable(pg, schema) &&
 	    *schema == STORE_SCHEMA_VERSION;
-	store_ready(pg->local, &unused, cache_ok, &none);
+	pg_local(pg)->ready(pg->local, &unused, cache_ok, &none);
 }
 
 /* Creates the schema in a new database, or takes an older one to this
  * program's version, in one transaction; refuses a newer one.  Several
  * at once wait for each other (an advisory lock).  The version found
  * (0: none), or -1. */
-static int
-migrate(struct store *pg, struct error *e)
+int
+pg_migrate(struct store *pg, struct error *e)
 {
 	PGresult	*r;
 	int		 v, has, found;
@@ -828,30 +793,6 @@ migrate(struct store *pg, struct error *e)
 fail:
 	pg_rollback(pg);
 	return -1;
-}
-
-int
-pg_init(const struct settings *s, struct error *e)
-{
-	struct store	*pg = store_new(s);
-	int		 unused, none, cache_ok, found, rc = -1;
-
-	if ((pg->conn = pg_connect(s->db_url, PG_CONNECT_TIMEOUT_S,
-	    e)) == NULL)
-		goto out;
-	if ((found = migrate(pg, e)) == -1)
-		goto out;
-	/* The host's cache file, made by store_new(). */
-	store_ready(pg->local, &unused, &cache_ok, &none);
-	if (!cache_ok) {
-		error_set(e, ERR_UNAVAILABLE, NULL,
-		    "cannot create the cache %s", s->cache_path);
-		goto out;
-	}
-	rc = found;
-out:
-	pg_close(pg);
-	return rc;
 }
 
 /* The catalog's generation: -1 when it cannot be read (no row is then
@@ -1032,30 +973,24 @@ int
 pg_memo_has(struct store *pg, const unsigned char mac[32],
     const char *prefix)
 {
-	return store_memo_has(pg->local, mac, prefix);
+	return pg_local(pg)->memo_has(pg->local, mac, prefix);
 }
 
 void
 pg_memo_put(struct store *pg, const unsigned char mac[32],
     const char *prefix, int64_t now_ms)
 {
-	store_memo_put(pg->local, mac, prefix, now_ms);
+	pg_local(pg)->memo_put(pg->local, mac, prefix, now_ms);
 }
 
 int64_t
 pg_cooldown_until(struct store *pg, const char *url)
 {
-	return store_cooldown_until(pg->local, url);
+	return pg_local(pg)->cooldown_until(pg->local, url);
 }
 
 void
 pg_cooldown_set(struct store *pg, const char *url, int64_t until_ms)
 {
-	store_cooldown_set(pg->local, url, until_ms);
+	pg_local(pg)->cooldown_set(pg->local, url, until_ms);
 }
-
-const struct store_engine store_pg_engine = {
-	.name = "postgresql",
-	.host_admission = 0,
-	STORE_ENTRIES
-};

@@ -245,8 +245,24 @@ int		 pg_blob(const PGresult *r, int row, int col,
 int		 pg_json(const char *text, json_object **out,
 		    const char *what, struct error *e);
 
+/* Opens pg's connection: 0, or -1 with e set and pg unconnected. */
+int		 pg_connect_store(struct store *pg, struct error *e);
+/* Creates the schema in a new database, or takes an older one to this
+ * program's version, in one transaction; refuses a newer one.  The
+ * version found (0: none), or -1. */
+int		 pg_migrate(struct store *pg, struct error *e);
+
+/* The engine of pg's host cache file (pg->local, a SQLite connection,
+ * never NULL), called through its table as store.c would: the engine's
+ * files do not call back up into store.c. */
+static inline const struct store_engine *
+pg_local(const struct store *pg)
+{
+	return store_engine_of(pg->local);
+}
+
 /* The engine's implementation of each operation of store_engine.h is
- * pg_<name>; store_pg.c's table store_pg_engine names them. */
+ * pg_<name>; store_pg_engine.c's table store_pg_engine names them. */
 #define STORE_IMPL(name)	pg_##name
 STORE_DECLARE_ALL
 

@@ -1,6 +1,7 @@
 /* store_sqlite.c: the SQLite engine's connections, migrations, the
  * prepared statements and the transaction helpers every store_sqlite*.c
- * file uses.  The SQL is elsewhere: the tables in schema.sql and sql/,
+ * file uses; its table and the making of a connection are
+ * store_sqlite_engine.c's.  The SQL is elsewhere: the tables in schema.sql and sql/,
  * the statements in store_sqlite_sql.c. */
 #include "config.h"
 
@@ -532,9 +533,8 @@ disconnect(struct store *st)
 	st->stale = 0;
 }
 
-/* Opens st's connection: 0, or -1 with e set and st unconnected. */
-static int
-connect_db(struct store *st, struct error *e)
+int
+sqlite_connect(struct store *st, struct error *e)
 {
 	const struct settings	*s = st->settings;
 	struct statvfs		 fs;
@@ -590,52 +590,6 @@ fail:
 	return -1;
 }
 
-/* An unconnected store. */
-static struct store *
-store_new(const struct settings *s)
-{
-	struct store *st = xmalloc(sizeof(*st));
-
-	memset(st, 0, sizeof(*st));
-	st->engine = &store_sqlite_engine;
-	st->settings = s;
-	st->sync_full = s->db_sync == DB_SYNC_FULL;
-	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
-	buf_init(&st->rec, STORE_RECORD_MAX);
-	return st;
-}
-
-struct store *
-sq_open(const struct settings *s, struct error *e)
-{
-	struct store	*st = store_new(s);
-
-	if (connect_db(st, e) == -1) {
-		store_close(st);
-		return NULL;
-	}
-	return st;
-}
-
-struct store *
-sq_open_lazy(const struct settings *s)
-{
-	struct store *st = store_new(s);
-
-	store_maintain(st);
-	return st;
-}
-
-struct store *
-store_sqlite_open_cache(const struct settings *s)
-{
-	struct store *st = store_new(s);
-
-	st->cache_only = 1;
-	store_maintain(st);
-	return st;
-}
-
 /* Whether the cache file at its path is not the one attached. */
 static int
 cache_moved(const struct store *st)
@@ -672,7 +626,7 @@ sq_maintain(struct store *st)
 	if (st->db != NULL)
 		disconnect(st);
 	quiet = st->why[0] != '\0';	/* already said */
-	rc = connect_db(st, &e);
+	rc = sqlite_connect(st, &e);
 	quiet = 0;
 	if (rc == 0) {
 		if (st->why[0] != '\0')
@@ -1041,7 +995,7 @@ sqlite_queue_leave(struct store *st, int file)
 static int
 begin_locked(struct store *st, int file, struct error *e)
 {
-	store_read_end(st);
+	sq_read_end(st);
 	if (sqlite_queue_enter(st, file, e) == -1)
 		return -1;
 	if (run(st, STMT_BEGIN, e, "begin") == -1) {
@@ -1051,7 +1005,7 @@ begin_locked(struct store *st, int file, struct error *e)
 	st->in_tx = file;
 	if (run(st, file == TX_DATABASE ? STMT_LOCK_MAIN : STMT_LOCK_CACHE, e,
 	    "lock") == -1) {
-		store_rollback(st);
+		sq_rollback(st);
 		return -1;
 	}
 	/* The lock held, the number is the last commit's (note_commit). */
@@ -1112,7 +1066,7 @@ sqlite_commit_unsynced(struct store *st, int *sync, struct error *e)
 {
 	*sync = st->in_tx == TX_DATABASE && st->sync_full;
 	if (run(st, STMT_COMMIT, e, "commit") == -1) {
-		store_rollback(st);
+		sq_rollback(st);
 		return -1;
 	}
 	if (st->in_tx == TX_DATABASE)
@@ -1163,9 +1117,3 @@ sq_audit(struct store *st, const char *actor, const char *action,
 	    details, JSON_C_TO_STRING_PLAIN) : NULL);
 	return sqlite_exec_stmt(st, stmt, e, "audit");
 }
-
-const struct store_engine store_sqlite_engine = {
-	.name = "sqlite",
-	.host_admission = 1,
-	STORE_ENTRIES
-};

@@ -255,9 +255,11 @@ void		 sqlite_bind_optional(sqlite3_stmt *stmt, int i, int64_t v);
  * unparsable text is corruption: ERR_INTERNAL naming what.  0 or -1. */
 int		 stored_json(const char *text, json_object **out,
 		    const char *what, struct error *e);
+/* Opens st's connection: 0, or -1 with e set and st unconnected. */
+int		 sqlite_connect(struct store *st, struct error *e);
 /* The SQLite engine's implementation of each operation of
- * store_engine.h is sq_<name>; store_sqlite.c's table store_sqlite_engine
- * names them. */
+ * store_engine.h is sq_<name>; store_sqlite_engine.c's table
+ * store_sqlite_engine names them. */
 #define STORE_IMPL(name)	sq_##name
 STORE_DECLARE_ALL
 

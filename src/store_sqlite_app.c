@@ -170,17 +170,17 @@ sq_key_set_check(struct store *st, const char *prefix,
 {
 	sqlite3_stmt *stmt;
 
-	if (store_begin(st, e) == -1)
+	if (sq_begin(st, e) == -1)
 		return -1;
 	if ((stmt = sqlite_stmt(st, STMT_KEY_SET_CHECK, e)) == NULL)
 		goto fail;
 	sqlite3_bind_text(stmt, 1, prefix, -1, SQLITE_STATIC);
 	sqlite3_bind_blob(stmt, 2, check, 32, SQLITE_STATIC);
 	if (sqlite_exec_stmt(st, stmt, e, "key check") == 0 &&
-	    store_commit(st, e) == 0)
+	    sq_commit(st, e) == 0)
 		return 0;
 fail:
-	store_rollback(st);
+	sq_rollback(st);
 	return -1;
 }
 
@@ -262,7 +262,7 @@ sq_memo_put(struct store *st, const unsigned char mac[32],
 	struct error	 e = { 0 };
 	sqlite3_stmt	*stmt;
 
-	store_read_end(st);	/* a write must not upgrade a stale snapshot */
+	sq_read_end(st);	/* a write must not upgrade a stale snapshot */
 	if (sqlite_queue_enter(st, TX_CACHE, &e) == 0 &&
 	    (stmt = sqlite_stmt(st, STMT_MEMO_PUT, &e)) != NULL) {
 		sqlite3_bind_blob(stmt, 1, mac, 32, SQLITE_STATIC);

@@ -243,11 +243,11 @@ write_record(struct store *st, const void *data, size_t len, int written,
 static int
 write_alone(struct store *st, int written, struct error *e)
 {
-	if (store_begin(st, e) == -1)
+	if (sq_begin(st, e) == -1)
 		return -1;
 	if (write_record(st, st->rec.p, st->rec.len, written, e) < 0 ||
-	    store_commit(st, e) == -1) {
-		store_rollback(st);
+	    sq_commit(st, e) == -1) {
+		sq_rollback(st);
 		return -1;
 	}
 	return 0;
@@ -303,13 +303,13 @@ lead(struct store *st, struct shm *m, int written, struct error *e)
 	size_t		 len;
 	struct error	 fe = { 0 };
 
-	if (store_begin(st, e) == -1) {
+	if (sq_begin(st, e) == -1) {
 		refuse_waiting(m, e);
 		return -1;
 	}
 	if ((found = write_record(st, st->rec.p, st->rec.len, written,
 	    e)) < 0) {
-		store_rollback(st);
+		sq_rollback(st);
 		shm_group_leave(m);
 		return -1;
 	}
@@ -344,7 +344,7 @@ lead(struct store *st, struct shm *m, int written, struct error *e)
 		return rc;
 	}
 	error_clear(&fe);
-	store_rollback(st);
+	sq_rollback(st);
 	shm_group_leave(m);
 	for (i = 0; i < n; i++)
 		shm_group_finish(m, taken[i], SHM_GROUP_ALONE, NULL);
@@ -361,7 +361,7 @@ write_decision(struct store *st, struct error *e)
 	int		 written = 0;
 
 	/* No snapshot is held while waiting: a checkpoint waits for it. */
-	store_read_end(st);
+	sq_read_end(st);
 	if ((slot = shm_group_buffer(m, &size)) == NULL ||
 	    st->rec.len > size)
 		return write_alone(st, 0, e);
@@ -542,14 +542,14 @@ int
 sq_outcome_record(struct store *st, const char *id, json_object *values,
     const char *source, int64_t now_ms, struct error *e)
 {
-	if (store_begin(st, e) == -1)
+	if (sq_begin(st, e) == -1)
 		return -1;
 	json_object_object_foreach(values, question, value) {
 		if (record_one(st, id, question, value, source, now_ms,
 		    e) == -1) {
-			store_rollback(st);
+			sq_rollback(st);
 			return -1;
 		}
 	}
-	return store_commit(st, e);
+	return sq_commit(st, e);
 }

@@ -69,11 +69,11 @@ sq_quota_charge(struct store *st, int64_t app_id, const char *day,
 {
 	if (units <= 0)
 		return 0;
-	if (store_begin(st, e) == -1)
+	if (sq_begin(st, e) == -1)
 		return -1;
 	if (sqlite_quota_add(st, app_id, day, units, e) == -1 ||
-	    store_commit(st, e) == -1) {
-		store_rollback(st);
+	    sq_commit(st, e) == -1) {
+		sq_rollback(st);
 		return -1;
 	}
 	return 0;

@@ -35,7 +35,7 @@ sq_prune_step(struct store *st, struct prune_range *q, int64_t *deleted,
 	size_t		 i, j;
 
 	snprintf(last_id, sizeof(last_id), "%s", q->cursor_id);
-	if (store_begin(st, e) == -1)
+	if (sq_begin(st, e) == -1)
 		return -1;
 	if ((stmt = sqlite_stmt(st, STMT_PRUNE_PICK, e)) == NULL)
 		goto fail;
@@ -66,14 +66,14 @@ sq_prune_step(struct store *st, struct prune_range *q, int64_t *deleted,
 			if (sqlite_exec_stmt(st, stmt, e, "prune") == -1)
 				goto fail;
 		}
-	if (store_commit(st, e) == -1)
+	if (sq_commit(st, e) == -1)
 		return -1;
 	q->cursor_ms = last_ms;
 	snprintf(q->cursor_id, sizeof(q->cursor_id), "%s", last_id);
 	*deleted += n;
 	return seen == STORE_PRUNE_BATCH;
 fail:
-	store_rollback(st);
+	sq_rollback(st);
 	return -1;
 }
 
@@ -85,7 +85,7 @@ vacuum_step(struct store *st, struct error *e)
 	sqlite3_stmt	*stmt;
 	int64_t		 free_pages = 0;
 
-	store_read_end(st);
+	sq_read_end(st);
 	if ((stmt = sqlite_stmt(st, STMT_FREELIST, e)) == NULL)
 		return -1;
 	if (sqlite3_step(stmt) == SQLITE_ROW)
@@ -145,7 +145,7 @@ sq_retain_states(struct store *st, int64_t before_ms, struct error *e)
 {
 	sqlite3_stmt *stmt;
 
-	if (store_begin(st, e) == -1)
+	if (sq_begin(st, e) == -1)
 		return -1;
 	if ((stmt = sqlite_stmt(st, STMT_STATE_CLEAR, e)) == NULL)
 		goto fail;
@@ -153,9 +153,9 @@ sq_retain_states(struct store *st, int64_t before_ms, struct error *e)
 	sqlite3_bind_int(stmt, 2, STORE_PRUNE_BATCH);
 	if (sqlite_exec_stmt(st, stmt, e, "clear states") == -1)
 		goto fail;
-	return store_commit(st, e);
+	return sq_commit(st, e);
 fail:
-	store_rollback(st);
+	sq_rollback(st);
 	return -1;
 }
 

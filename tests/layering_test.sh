@@ -2,11 +2,18 @@
 # layering_test.sh: the layers of src/README.md hold.  Every file of src/
 # belongs to exactly one layer of its table "Layers" (by the globs in its
 # second column), and every #include "x.h" of a file names a header of
-# its own layer or of one the table lets it include.  Speaks TAP.
+# its own layer or of one the table lets it include.  Then, from the
+# objects make built in the build directory, tests/layering_objects.py:
+# the engines' headers reach only the storage files, and no two files of
+# the storage or of the support layer call each other around a cycle.
+# Speaks TAP.
 
 set -u
 
 SRCDIR=${EVALGATE_SRCDIR:-.}
+BUILDDIR=${EVALGATE_BUILDDIR:-.}
+PY=${PYTHON3:-python3}
+TOP=$PWD
 MAP="$SRCDIR/src/README.md"
 
 . "$SRCDIR/tests/tap.sh"
@@ -73,5 +80,21 @@ for f in $files; do
 	done
 	result $([ -z "$bad" ]; echo $?) "$f ($from) includes only what its layer may${bad:+:$bad}"
 done
+
+# The built objects: one "0|1<TAB>name<TAB>details" line per test point,
+# or "skip<TAB>why" without a build.
+cd "$TOP" || exit 1
+objs=$(for i in "${!names[@]}"; do
+	printf '%s\t%s\t%s\n' "${names[$i]}" "${globs[$i]}" "${allows[$i]}"
+done | "$PY" "$SRCDIR/tests/layering_objects.py" "$BUILDDIR")
+result $? "tests/layering_objects.py reads the objects"
+while IFS=$'\t' read -r status name details; do
+	case $status in
+	skip)	echo "# $name" ;;
+	0|1)	result "$status" "$name" "$details" ;;
+	esac
+done <<EOF
+$objs
+EOF
 
 tap_done
