@@ -9,6 +9,11 @@
 # examples/lighttpd-evalgate.conf, and the wrapper
 # tools/shared-hosting-install writes.  (examples/apache-fcgid-server.conf
 # holds mod_fcgid's server-wide settings only, none of the workers'.)
+# Every setting but the tests-only ones has a row in the README's
+# settings table, and the default that row and the manual page give
+# ("Default: ...") is src/settings.c's, as its table prints it
+# (tests/unit/settings_test --describe): the same value, or for one the
+# code derives or leaves empty, "empty ..." or "... beside ...".
 # Both pages format without warnings.  Speaks TAP.
 
 set -u
@@ -71,6 +76,57 @@ for s in $settings; do
 	check "shared-hosting-install's wrapper sets $s" \
 	    grep -Eq "^export $s=" "$SRCDIR/tools/shared-hosting-install"
 done
+
+# The defaults, from src/settings.c's own table.
+table=$("$BUILDDIR/tests/unit/settings_test" --describe)
+check "settings_test --describe prints src/settings.c's table" \
+    test -n "$table"
+out=$(printf '%s\n' "$table" | "${PYTHON3:-python3}" -c '
+import re, sys
+readme, man = (open(f, encoding="utf-8").read() for f in sys.argv[1:3])
+rows = dict(re.findall(r"^\| `(SERVICE_[A-Z_]+)` \| ([^|]*) \|", readme,
+                       re.M))
+
+def same(code, doc):
+    """Whether a document'"'"'s default (its words) says the code'"'"'s."""
+    doc = doc.replace("`", "").strip()
+    if code == "":
+        return doc.startswith("empty") or " beside " in doc
+    return re.split(r"[ ,:;]", doc, 1)[0].rstrip(".") == code
+
+def man_default(name):
+    """The words after "Default:" in the manual page entry, no macros."""
+    m = re.search(r"^\.It Ev %s\n(.*?)(?=^\.It Ev |^\.El)" % name, man,
+                  re.M | re.S)
+    if m is None or "Default:" not in m.group(1):
+        return ""
+    text = m.group(1).split("Default:", 1)[1]
+    text = re.sub(r"^\.(Ar|Pa|Cm|Li|Ev) ", "", text, flags=re.M)
+    text = re.sub(r" Ns (Pa )?", "", text).replace("\n", " ").strip()
+    if text.startswith("localstatedir"):
+        text = "$" + text
+    return text
+
+for line in sys.stdin:
+    name, code = line.rstrip("\n").split("\t")
+    if "_TEST_" in name:
+        continue
+    doc = rows.get(name)
+    print("%d\tREADME has a row for %s" % (doc is None, name))
+    if doc is not None:
+        ok = same(code, doc)
+        print("%d\tREADME gives %s the default %r%s" % (not ok, name,
+              code, "" if ok else ", not %r" % doc.strip()[:60]))
+    md = man_default(name)
+    ok = same(code, md)
+    print("%d\tevalgate.fcgi.8 gives %s the default %r%s" % (not ok,
+          name, code, "" if ok else ", not %r" % md[:60]))
+' "$SRCDIR/README.md" "$FCGI_MAN")
+while IFS=$'\t' read -r status name; do
+	[ -n "$name" ] && result "$status" "$name"
+done <<EOF
+$out
+EOF
 
 if command -v groff >/dev/null 2>&1; then
 	for page in "$ADMIN_MAN" "$FCGI_MAN"; do

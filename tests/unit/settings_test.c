@@ -1,6 +1,11 @@
-/* settings_test: defaults, derived paths, bounds and refusals. */
+/* settings_test: defaults, derived paths, bounds and refusals.  With
+ * --describe it prints src/settings.c's table instead, one
+ * "NAME<TAB>default" line a setting (the default "" when it is derived
+ * or empty, $localstatedir for the build's), for tests/docs_test.sh to
+ * hold the README and doc/evalgate.fcgi.8 to. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "settings.h"
@@ -26,8 +31,20 @@ load(const char *const *v, struct settings *s, char *err)
 	return settings_load(s, get, err, 256);
 }
 
+static void
+describe(const char *name, const char *def, const char *meaning)
+{
+	size_t n = strlen(LOCALSTATEDIR);
+
+	(void)meaning;
+	if (strncmp(def, LOCALSTATEDIR, n) == 0)
+		printf("%s\t$localstatedir%s\n", name, def + n);
+	else
+		printf("%s\t%s\n", name, def);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	static struct settings	s;
 	char			err[256];
@@ -52,6 +69,10 @@ main(void)
 	};
 	size_t i;
 
+	if (argc == 2 && strcmp(argv[1], "--describe") == 0) {
+		settings_describe(describe);
+		return 0;
+	}
 	ok(load(none, &s, err) == 0, "defaults load");
 	ok(s.max_questions == 32, "SERVICE_MAX_QUESTIONS defaults to 32");
 	ok(s.max_state_chars == 32000, "SERVICE_MAX_STATE_CHARS 32000");
