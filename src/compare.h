@@ -45,7 +45,7 @@
 #define CMP_RESAMPLES		2000	/* bootstrap resamples */
 #define CMP_SEED		0x65766c67617465ULL	/* "evlgate" */
 #define CMP_LEVEL		0.95	/* the intervals' coverage */
-#define CMP_Z			1.96	/* its normal quantile, for the estimate */
+#define CMP_Z			1.96	/* its normal quantile (the estimate) */
 #define CMP_MIN_PAIRS		CAL_SMALL_SAMPLE	/* fewer: undecided */
 #define CMP_MAX_SAMPLES		100000	/* per question and challenger */
 #define CMP_MORE_MAX		1000000000	/* a larger estimate: unknown */
