@@ -188,6 +188,24 @@ test_estimate(void)
 	    r.arm[CMP_CHALLENGER].tokens_count == 0 &&
 	    isnan(r.arm[CMP_CHALLENGER].tokens_mean),
 	    "unknown latency and tokens: none counted, NAN figures");
+	/* Half of 10 wrong: nearly every resample holds one, so the
+	 * interval clears 0, but 10 decisions decide nothing. */
+	for (i = 0; i < 10; i++)
+		samples[i].p[CMP_CHALLENGER] = hot[i < 5 ? (i + 1) % 3 : i % 3];
+	ok(cmp_question(samples, 10, 1.0, 0, &r) == 0 && r.log_loss.low > 0 &&
+	    r.verdict == CMP_UNDECIDED && r.more == 20, "5 wrong in 10: "
+	    "interval above 0, undecided below 30 decisions, 20 more");
+	for (i = 0; i < 10; i++) {
+		samples[i].p[CMP_CHALLENGER] = samples[i].p[CMP_CURRENT];
+		samples[i].p[CMP_CURRENT] = hot[i < 5 ? (i + 1) % 3 : i % 3];
+	}
+	ok(cmp_question(samples, 10, 1.0, 0, &r) == 0 &&
+	    r.log_loss.high < 0 && r.verdict == CMP_UNDECIDED,
+	    "the other way: interval below 0, undecided all the same");
+	for (i = 0; i < 10; i++) {
+		samples[i].p[CMP_CURRENT] = hot[i % 3];
+		samples[i].p[CMP_CHALLENGER] = hot[i == 0 ? 1 : i % 3];
+	}
 	ok(cmp_question(samples, 40, 1.0, 0, &r) == 0 &&
 	    r.verdict == CMP_UNDECIDED && r.log_loss.low == 0,
 	    "one wrong in 40: resamples without it, interval from 0");
