@@ -7,8 +7,9 @@
 -- triggers are in sql/migrate-3.sql only, and the columns that
 -- sql/migrate-4.sql adds, which SQLite cannot add only if missing, are
 -- not here: api_keys.secret_check, backends.max_in_flight; nor those of
--- sql/migrate-5.sql: backends.max_options, concurrency, extra,
--- decision_answers.label_mass; nor sql/migrate-6.sql's
+-- sql/migrate-5.sql: decision_answers.label_mass (and the openai
+-- options that sql/migrate-8.sql moves into backends.options, the
+-- column of every kind's options); nor sql/migrate-6.sql's
 -- applications.retention_days and its two indexes of decisions by time).
 -- Times are integers: seconds since the epoch (UTC) unless named *_ms.
 -- The cache file (admission rows, key memo, cool-downs) is created by
@@ -37,7 +38,7 @@ CREATE INDEX api_keys_app ON api_keys(app_id);
 CREATE TABLE backends (
 	id		INTEGER PRIMARY KEY,
 	name		TEXT NOT NULL UNIQUE,
-	kind		TEXT NOT NULL,		-- lexical | systemone
+	kind		TEXT NOT NULL,		-- a backend_kind's name
 	model		TEXT,			-- upstream model name
 	auth_env	TEXT,			-- name of the variable holding the key
 	description	TEXT NOT NULL DEFAULT '',

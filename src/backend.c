@@ -89,6 +89,14 @@ backend_kind_at(size_t i)
 	return i < NKINDS ? kinds[i] : NULL;
 }
 
+const struct backend_option *
+backend_kind_options(const char *kind)
+{
+	const struct backend_kind *k = backend_kind_find(kind);
+
+	return k != NULL ? k->options : NULL;
+}
+
 int
 backend_check_replicas(const struct backend_kind *k, size_t nurls,
     struct error *e)
@@ -135,45 +143,19 @@ option_of(const struct backend_kind *k, const char *name)
 	return NULL;
 }
 
-/* in's member for option o (v, NULL for JSON null) into b. */
-static int
-read_option(const struct backend_option *o, json_object *in,
-    json_object *v, struct backend *b, struct error *e)
+/* Option o's value in b's options (a new object the caller puts), or
+ * NULL when it has none set. */
+static json_object *
+option_value(const struct backend *b, const struct backend_option *o)
 {
-	char		*at = (char *)b + o->offset;
-	const char	*text;
-	int64_t		 n = 0;
-	int		 is_null = 0;
+	json_object	*all, *v = NULL;
 
-	switch (o->type) {
-	case BOPT_LONG:
-		if (ju_opt_int(in, o->name, o->min, o->max, &n, &is_null,
-		    e) == -1)
-			return -1;
-		memcpy(at, &n, sizeof(n));	/* null: 0, the default */
-		return 0;
-	case BOPT_JSON:
-		if (v == NULL) {
-			at[0] = '\0';
-			return 0;
-		}
-		if (!json_object_is_type(v, json_type_object))
-			return error_set(e, ERR_VALIDATION, o->name,
-			    "must be a JSON object");
-		text = json_object_to_json_string_ext(v,
-		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		if (text == NULL)
-			return error_set(e, ERR_UNAVAILABLE, NULL,
-			    "out of memory");
-		if (strlen(text) >= BACKEND_EXTRA_SIZE)
-			return error_set(e, ERR_VALIDATION, o->name,
-			    "must be at most %d bytes as compact JSON",
-			    BACKEND_EXTRA_SIZE - 1);
-		memcpy(at, text, strlen(text) + 1);
-		return 0;
-	default:
-		return error_set(e, ERR_INTERNAL, o->name, "unknown option");
-	}
+	if (b->options[0] == '\0' || (all = ju_parse(b->options)) == NULL)
+		return NULL;
+	if (json_object_object_get_ex(all, o->name, &v))
+		json_object_get(v);
+	json_object_put(all);
+	return v;
 }
 
 int
@@ -182,22 +164,65 @@ backend_read_options(const struct backend_kind *k, json_object *in,
 {
 	const struct backend_kind	*o;
 	const struct backend_option	*opt;
-	json_object			*v;
+	json_object			*set = NULL, *v;
+	const char			*text;
 	size_t				 i;
+	int				 rc;
 
-	(void)is_update;	/* null is the default either way */
 	for (i = 0; (o = backend_kind_at(i)) != NULL; i++)
 		for (opt = o->options; opt != NULL && opt->name != NULL;
-		    opt++) {
-			if (!json_object_object_get_ex(in, opt->name, &v))
-				continue;
-			if (option_of(k, opt->name) == NULL)
+		    opt++)
+			if (json_object_object_get_ex(in, opt->name, NULL) &&
+			    option_of(k, opt->name) == NULL)
 				return error_set(e, ERR_VALIDATION, opt->name,
 				    "is an option of %s backends, not of %s "
 				    "ones", o->name, k->name);
-			if (read_option(opt, in, v, b, e) == -1)
-				return -1;
-		}
+	/* Those given over those b has; null: the default, not stored. */
+	if (is_update && b->options[0] != '\0')
+		set = ju_parse(b->options);
+	if (set == NULL || !json_object_is_type(set, json_type_object)) {
+		json_object_put(set);
+		set = ju_obj();
+	}
+	for (opt = k->options; opt != NULL && opt->name != NULL; opt++) {
+		if (!json_object_object_get_ex(in, opt->name, &v))
+			continue;
+		if (v == NULL)
+			json_object_object_del(set, opt->name);
+		else
+			ju_add(set, opt->name, json_object_get(v));
+	}
+	text = json_object_to_json_string_ext(set, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (text == NULL)
+		rc = error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	else if (json_object_object_length(set) == 0) {
+		b->options[0] = '\0';
+		rc = bound_options(k->options, b->options, b->optval, e);
+	} else if (strlen(text) >= sizeof(b->options))
+		rc = error_set(e, ERR_VALIDATION, NULL, "the options of a "
+		    "backend must be at most %zu bytes as compact JSON",
+		    sizeof(b->options) - 1);
+	else {
+		memcpy(b->options, text, strlen(text) + 1);
+		rc = bound_options(k->options, b->options, b->optval, e);
+	}
+	json_object_put(set);
+	return rc;
+}
+
+int
+backend_options_given(json_object *in)
+{
+	const struct backend_kind	*k;
+	const struct backend_option	*opt;
+	size_t				 i;
+
+	for (i = 0; (k = backend_kind_at(i)) != NULL; i++)
+		for (opt = k->options; opt != NULL && opt->name != NULL;
+		    opt++)
+			if (json_object_object_get_ex(in, opt->name, NULL))
+				return 1;
 	return 0;
 }
 
@@ -206,11 +231,11 @@ backend_options_json(const struct backend *b, json_object *o)
 {
 	const struct backend_kind	*k = backend_kind_find(b->kind), *kk;
 	const struct backend_option	*opt;
-	const char			*at;
-	json_object			*v;
-	int64_t				 n;
+	json_object			*all = NULL, *v;
 	size_t				 i;
 
+	if (b->options[0] != '\0')
+		all = ju_parse(b->options);
 	/* Every kind's options, so that a table of backends has one set
 	 * of columns; null where b has the default or not the option. */
 	for (i = 0; (kk = backend_kind_at(i)) != NULL; i++)
@@ -219,28 +244,38 @@ backend_options_json(const struct backend *b, json_object *o)
 			if (json_object_object_get_ex(o, opt->name, NULL))
 				continue;
 			v = NULL;
-			at = (const char *)b + opt->offset;
-			if (option_of(k, opt->name) == opt &&
-			    opt->type == BOPT_LONG) {
-				memcpy(&n, at, sizeof(n));
-				v = n != 0 ? ju_int(n) : NULL;
-			} else if (option_of(k, opt->name) == opt && *at)
-				v = ju_parse(at);
+			if (all != NULL && option_of(k, opt->name) == opt &&
+			    json_object_object_get_ex(all, opt->name, &v))
+				json_object_get(v);
 			ju_add(o, opt->name, v);
 		}
+	json_object_put(all);
 }
 
 long
 backend_option_long(const struct backend *b, const char *name)
 {
-	const struct backend_option	*o;
-	int64_t				 n;
+	const struct backend_kind	*k = backend_kind_find(b->kind);
+	const struct backend_option	*o = option_of(k, name);
+	size_t				 i;
 
-	o = option_of(backend_kind_find(b->kind), name);
 	if (o == NULL || o->type != BOPT_LONG)
 		return 0;
-	memcpy(&n, (const char *)b + o->offset, sizeof(n));
-	return n != 0 ? (long)n : o->def;
+	i = (size_t)(o - k->options);
+	if (i >= BACKEND_OPTIONS_MAX || b->optval[i] == 0)
+		return o->def;
+	return (long)b->optval[i];
+}
+
+json_object *
+backend_option_json(const struct backend *b, const char *name)
+{
+	const struct backend_option *o;
+
+	o = option_of(backend_kind_find(b->kind), name);
+	if (o == NULL || o->type != BOPT_JSON)
+		return NULL;
+	return option_value(b, o);
 }
 
 void

@@ -20,6 +20,7 @@
 
 #include <json-c/json.h>
 
+#include "bounds.h"
 #include "error.h"
 #include "metrics.h"
 #include "store.h"
@@ -82,26 +83,13 @@ struct backend_attempt {
 					 * taken for MO_ERROR */
 };
 
-/* An option of its own that a kind accepts when a backend is added or
- * updated (the request's member; the console's --NAME, '_' written '-',
- * or --extra-json FILE for extra), kept with the backend in the member
- * of struct backend at offset: an int64_t for BOPT_LONG (0: the
- * default), a char[BACKEND_EXTRA_SIZE] holding compact JSON text for
- * BOPT_JSON ("": none).  The openai kind lists max_options, concurrency
- * and extra. */
-enum backend_option_type {
-	BOPT_LONG,		/* an integer from min to max */
-	BOPT_JSON,		/* a JSON object (the console reads a file) */
-	BOPT__MAX
-};
-
-struct backend_option {
-	const char			*name;	/* NULL ends a table */
-	enum backend_option_type	 type;
-	long				 min, max, def;	/* BOPT_LONG */
-	size_t				 offset;	/* in struct backend */
-	const char			*meaning;	/* one line */
-};
+/* The options of its own that a kind accepts when a backend is added or
+ * updated are the rows of its table (struct backend_option, bounds.h):
+ * each is the request's member of its name, and the console's --NAME
+ * ('_' written '-') for a BOPT_LONG one, --NAME-json FILE for a
+ * BOPT_JSON one; the console and its usage are made from the tables.
+ * A backend keeps them in struct backend's options and optval (model.h),
+ * stored in one column. */
 
 /* A kind of backend.  Every member but name may be NULL or 0 where the
  * kind has nothing to do. */
@@ -141,13 +129,21 @@ struct backend_kind {
 	int	(*check_schema)(const struct backend *b,
 		    json_object *questions, struct error *e);
 
-	const struct backend_option *options;	/* NULL: none */
+	const struct backend_option *options;	/* NULL: none; at most
+						 * BACKEND_OPTIONS_MAX rows */
+	/* The option check_schema() compares a schema with, which ops
+	 * names when an update would leave a published schema unfit; NULL
+	 * none. */
+	const char	*schema_option;
 };
 
 /* The kind named name (NULL: none such); the i-th kind in the registry's
  * order (NULL past the last), for listing them. */
 const struct backend_kind *backend_kind_find(const char *name);
 const struct backend_kind *backend_kind_at(size_t i);
+/* The options table of the kind named kind (NULL: none, or no such
+ * kind): what the programs give the store (store_set_kind_options()). */
+const struct backend_option *backend_kind_options(const char *kind);
 
 /* ops, when a backend of kind k is added with nurls replica URLs (not
  * yet read one by one): URLs refused for built-in kinds, 1 to
@@ -161,18 +157,26 @@ int	backend_check_add(const struct backend_kind *k, json_object *in,
 	    const struct backend *b, struct error *e);
 
 /* ops, when a backend of kind k is added (is_update 0) or updated (1):
- * reads into b the options of k present in in (borrowed), a null one
- * resetting it to the default on update; refuses an option of another
- * kind.  Then backend_check_add() checks them.  0, or -1 with e set (a
- * validation error naming the option). */
+ * reads into b (its options and optval) the options of k present in in
+ * (borrowed), each checked against its row of k's table, over those b
+ * has (none on add); a null one resets it to the default.  Refuses an
+ * option of another kind.  Then backend_check_add() checks them.  0, or
+ * -1 with e set (a validation error naming the option). */
 int	backend_read_options(const struct backend_kind *k, json_object *in,
 	    int is_update, struct backend *b, struct error *e);
-/* Adds to o the options of b's kind, each as its value or null for the
- * default. */
+/* Whether in (borrowed) names an option of any kind: 1 or 0. */
+int	backend_options_given(json_object *in);
+/* Adds to o every kind's options (one set of members for a table of
+ * backends of any kind), each as b's value, or null for the default or
+ * an option of another kind. */
 void	backend_options_json(const struct backend *b, json_object *o);
-/* The value of the BOPT_LONG option name of b: its own, or the kind's
- * default. */
+/* The value of the BOPT_LONG option name of b: its own (optval), or the
+ * kind's default; 0 for no such option of b's kind. */
 long	backend_option_long(const struct backend *b, const char *name);
+/* The value of the BOPT_JSON option name of b: a new object the caller
+ * puts, or NULL when b has none set (or no such option). */
+json_object	*backend_option_json(const struct backend *b,
+		    const char *name);
 
 /* ops, at schema publish: the check_schema() of b's kind.  0, or -1
  * with e set. */

@@ -214,7 +214,7 @@ backend_openai_request(const struct backend *b, json_object *state,
 	    ju_int(backend_option_long(b, "max_options")));
 	ju_add(o, "n", ju_int(1));
 	ju_add(o, "stream", ju_bool(0));
-	if (b->extra[0] != '\0' && (extra = ju_parse(b->extra)) != NULL &&
+	if ((extra = backend_option_json(b, "extra")) != NULL &&
 	    json_object_is_type(extra, json_type_object)) {
 		json_object_object_foreach(extra, key, v)
 			if (!json_object_object_get_ex(o, key, NULL))
@@ -579,11 +579,8 @@ openai_check_add(const struct backend_kind *kind, json_object *in,
 	if (b->model[0] == '\0')
 		return error_set(e, ERR_VALIDATION, "model", "is required for "
 		    "an %s backend: the model the server serves", kind->name);
-	if (b->extra[0] == '\0')
+	if ((extra = backend_option_json(b, "extra")) == NULL)
 		return 0;
-	if ((extra = ju_parse(b->extra)) == NULL)
-		return error_set(e, ERR_VALIDATION, "extra",
-		    "must be a JSON object");
 	for (i = 0; i < NFIXED; i++)
 		if (json_object_object_get_ex(extra, fixed[i], NULL)) {
 			json_object_put(extra);
@@ -617,15 +614,15 @@ openai_check_schema(const struct backend *b, json_object *questions,
 
 static const struct backend_option options[] = {
 	{ "max_options", BOPT_LONG, OPENAI_OPTIONS_MIN, OPENAI_OPTIONS_MAX,
-	  OPENAI_OPTIONS_DEF, offsetof(struct backend, max_options),
+	  OPENAI_OPTIONS_DEF,
 	  "labels asked for (top_logprobs): a choice has at most as many "
 	  "options" },
 	{ "concurrency", BOPT_LONG, 1, OPENAI_CONCURRENCY_MAX,
-	  OPENAI_CONCURRENCY_DEF, offsetof(struct backend, concurrency),
+	  OPENAI_CONCURRENCY_DEF,
 	  "questions of one evaluation in flight at once" },
-	{ "extra", BOPT_JSON, 0, 0, 0, offsetof(struct backend, extra),
+	{ "extra", BOPT_JSON, 0, 0, 0,
 	  "a JSON object merged into every request" },
-	{ NULL, BOPT__MAX, 0, 0, 0, 0, NULL },
+	{ NULL, BOPT__MAX, 0, 0, 0, NULL },
 };
 
 const struct backend_kind backend_kind_openai = {
@@ -638,4 +635,5 @@ const struct backend_kind backend_kind_openai = {
 	.check_add	= openai_check_add,
 	.check_schema	= openai_check_schema,
 	.options	= options,
+	.schema_option	= "max_options",
 };

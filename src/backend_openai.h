@@ -12,14 +12,13 @@
 #include <json-c/json.h>
 
 #include "backend.h"
-#include "bounds.h"
 #include "question.h"
 
 #define OPENAI_ENDPOINT		"/chat/completions"	/* after the URL */
-#define OPENAI_OPTIONS_MIN	BOUND_OPTIONS_MIN	/* max_options: one */
-#define OPENAI_OPTIONS_MAX	BOUND_OPTIONS_MAX	/* letter each, A..Z */
+#define OPENAI_OPTIONS_MIN	2	/* max_options: one is no choice */
+#define OPENAI_OPTIONS_MAX	26	/* a letter each, A..Z */
 #define OPENAI_OPTIONS_DEF	20	/* the OpenAI API's top_logprobs */
-#define OPENAI_CONCURRENCY_MAX	BOUND_CONCURRENCY_MAX
+#define OPENAI_CONCURRENCY_MAX	64	/* calls in flight */
 #define OPENAI_CONCURRENCY_DEF	8
 #define OPENAI_MIN_LABEL_MASS	0.5	/* below: the answer does not fit */
 #define OPENAI_MASS_SLACK	1e-6	/* above 1 + this: does not fit */

@@ -40,11 +40,7 @@ static const struct bound {
 	    BOUND_TIMEOUT_MS_MAX },
 	[BF_BACKEND_IN_FLIGHT] = { "max_in_flight", BK_INT, 1,
 	    BOUND_IN_FLIGHT_MAX },
-	[BF_BACKEND_OPTIONS] = { "max_options", BK_INT, BOUND_OPTIONS_MIN,
-	    BOUND_OPTIONS_MAX },
-	[BF_BACKEND_CONCURRENCY] = { "concurrency", BK_INT, 1,
-	    BOUND_CONCURRENCY_MAX },
-	[BF_BACKEND_EXTRA] = { "extra", BK_TEXT, .text = BT_OBJECT },
+	[BF_BACKEND_OPTIONS] = { "kind option", BK_TEXT, .text = BT_OBJECT },
 	[BF_SLUG] = { "slug", BK_TEXT, .text = BT_SLUG },
 	[BF_VERSION] = { "version", BK_INT, 1, BOUND_LIMIT_MAX },
 	[BF_GRANT_VERSION] = { "version", BK_INT, 0, BOUND_LIMIT_MAX },
@@ -160,6 +156,82 @@ bound_text(enum bound_field f, const char *v, struct error *e)
 	    why);
 }
 
+/* One member of an options object against its row o of a table. */
+static int
+option_value(const struct backend_option *o, json_object *v, int64_t *n,
+    struct error *e)
+{
+	const char	*text;
+
+	switch (o->type) {
+	case BOPT_LONG:
+		if (!json_object_is_type(v, json_type_int))
+			return error_set(e, ERR_VALIDATION, o->name,
+			    "must be an integer");
+		*n = json_object_get_int64(v);
+		if (*n < o->min || *n > o->max)
+			return error_set(e, ERR_VALIDATION, o->name, "must be "
+			    "from %ld to %ld", o->min, o->max);
+		return 0;
+	case BOPT_JSON:
+		if (!json_object_is_type(v, json_type_object))
+			return error_set(e, ERR_VALIDATION, o->name,
+			    "must be a JSON object");
+		text = json_object_to_json_string_ext(v,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		if (text == NULL || strlen(text) > BACKEND_OPTION_JSON_MAX)
+			return error_set(e, ERR_VALIDATION, o->name, "must be "
+			    "at most %d bytes as compact JSON",
+			    BACKEND_OPTION_JSON_MAX);
+		return 0;
+	default:
+		return error_set(e, ERR_VALIDATION, o->name, "is of no known "
+		    "type");
+	}
+}
+
+int
+bound_options(const struct backend_option *opts, const char *text,
+    int64_t vals[BACKEND_OPTIONS_MAX], struct error *e)
+{
+	json_object	*o;
+	size_t		 i;
+	int64_t		 n;
+	int		 rc = 0;
+
+	if (vals != NULL)
+		memset(vals, 0, sizeof(int64_t) * BACKEND_OPTIONS_MAX);
+	if (text[0] == '\0')
+		return 0;
+	if (strlen(text) >= BACKEND_OPTIONS_SIZE)
+		return error_set(e, ERR_VALIDATION, NULL, "is over %d bytes",
+		    BACKEND_OPTIONS_SIZE - 1);
+	if ((o = ju_parse(text)) == NULL ||
+	    !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return error_set(e, ERR_VALIDATION, NULL, "is not a JSON "
+		    "object");
+	}
+	json_object_object_foreach(o, name, v) {
+		for (i = 0; opts != NULL && opts[i].name != NULL &&
+		    strcmp(opts[i].name, name) != 0; i++)
+			;
+		if (opts == NULL || opts[i].name == NULL ||
+		    i >= BACKEND_OPTIONS_MAX) {
+			rc = error_set(e, ERR_VALIDATION, NULL, "'%.64s' is "
+			    "not an option of its kind", name);
+			break;
+		}
+		n = 0;
+		if ((rc = option_value(&opts[i], v, &n, e)) == -1)
+			break;
+		if (vals != NULL)
+			vals[i] = n;
+	}
+	json_object_put(o);
+	return rc;
+}
+
 /* A field of a record read back, out of bounds: the 500 naming both. */
 static int
 stored(struct error *e, const char *what, const char *name,
@@ -203,15 +275,13 @@ bound_key(const struct key_row *k, struct error *e)
 }
 
 int
-bound_backend(const struct backend *b, struct error *e)
+bound_backend(struct backend *b, const struct backend_option *opts,
+    struct error *e)
 {
 	INT_OF(BF_BACKEND_TIMEOUT, b->timeout_ms, "backend", b->name);
 	INT_OF(BF_BACKEND_IN_FLIGHT, b->max_in_flight, "backend", b->name);
-	INT_OF(BF_BACKEND_OPTIONS, b->max_options, "backend", b->name);
-	INT_OF(BF_BACKEND_CONCURRENCY, b->concurrency, "backend", b->name);
-	if (b->extra[0] != '\0' && bound_text(BF_BACKEND_EXTRA, b->extra,
-	    e) == -1)
-		return stored(e, "backend", b->name, BF_BACKEND_EXTRA);
+	if (bound_options(opts, b->options, b->optval, e) == -1)
+		return stored(e, "backend", b->name, BF_BACKEND_OPTIONS);
 	return 0;
 }
 

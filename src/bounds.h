@@ -19,9 +19,6 @@
 #define BOUND_TIMEOUT_MS_MIN	100		/* a backend's timeout */
 #define BOUND_TIMEOUT_MS_MAX	3600000
 #define BOUND_IN_FLIGHT_MAX	100000		/* evaluations in flight */
-#define BOUND_OPTIONS_MIN	2		/* openai max_options: one */
-#define BOUND_OPTIONS_MAX	26		/* letter each, A..Z */
-#define BOUND_CONCURRENCY_MAX	64		/* openai calls in flight */
 #define BOUND_TEMPERATURE_MAX	100.0
 #define BOUND_QUESTIONS_MAX	1000		/* per schema version */
 #define BOUND_TIME_MAX		253402300799LL	/* 9999-12-31T23:59:59Z:
@@ -43,8 +40,6 @@ enum bound_field {
 	BF_BACKEND_TIMEOUT,
 	BF_BACKEND_IN_FLIGHT,
 	BF_BACKEND_OPTIONS,
-	BF_BACKEND_CONCURRENCY,
-	BF_BACKEND_EXTRA,
 	BF_SLUG,
 	BF_VERSION,
 	BF_GRANT_VERSION,
@@ -74,13 +69,45 @@ int	 bound_text(enum bound_field f, const char *v, struct error *e);
 const char	*bound_name_fault(const char *name);
 const char	*bound_slug_fault(const char *slug);
 
+/* An option of its own that a kind of backend takes (backend.h): a row
+ * of the kind's table, which a row with a NULL name ends.  A backend
+ * keeps the options set as the text of one JSON object (struct backend's
+ * options: {"name": value, ...}, only those set), checked against its
+ * kind's table wherever it is read. */
+enum backend_option_type {
+	BOPT_LONG,		/* an integer from min to max */
+	BOPT_JSON,		/* a JSON object (the console reads a file) */
+	BOPT__MAX
+};
+
+struct backend_option {
+	const char			*name;	/* NULL ends a table */
+	enum backend_option_type	 type;
+	long				 min, max, def;	/* BOPT_LONG */
+	const char			*meaning;	/* one line */
+};
+
+/* The options text of a backend of a kind whose table is opts (NULL: a
+ * kind without options): "" (none), or a JSON object whose every member
+ * is an option of opts within its bounds, of at most
+ * BACKEND_OPTIONS_SIZE - 1 bytes, a BOPT_JSON one of at most
+ * BACKEND_OPTION_JSON_MAX as compact JSON.  0 and, when vals is not
+ * NULL, vals[i] set to the value of opts[i] for a BOPT_LONG option (0:
+ * not set, the default; every other entry of BACKEND_OPTIONS_MAX 0);
+ * or -1 with e set (ERR_VALIDATION, the option's name as its field). */
+int	 bound_options(const struct backend_option *opts, const char *text,
+	    int64_t vals[BACKEND_OPTIONS_MAX], struct error *e);
+
 /* A record as the store read it back: 0, or -1 with e set (500, naming
  * the record and the field).  bound_version() and bound_decision() check
  * the questions the store parsed (a decision's are its version's: its
  * outcomes are checked against them). */
 int	 bound_app(const struct app *a, struct error *e);
 int	 bound_key(const struct key_row *k, struct error *e);
-int	 bound_backend(const struct backend *b, struct error *e);
+/* bound_backend() checks b's options against opts, its kind's table
+ * (NULL: none), and sets b->optval from them. */
+int	 bound_backend(struct backend *b, const struct backend_option *opts,
+	    struct error *e);
 int	 bound_version(const struct schema_version *v, struct error *e);
 int	 bound_template(const struct template_version *v, struct error *e);
 int	 bound_decision(const struct decision_row *d, struct error *e);

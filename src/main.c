@@ -132,7 +132,9 @@ main(int argc, char **argv)
 		    "runs on any");
 	metrics_setup(&settings);
 	/* A database that cannot be opened yet is answered with 503s, and
-	 * tried again between requests: not a reason to exit. */
+	 * tried again between requests: not a reason to exit.  The store
+	 * checks a backend's options against its kind's table. */
+	store_set_kind_options(backend_kind_options);
 	store = store_open_lazy(&settings);
 
 	memset(&sa, 0, sizeof(sa));

@@ -56,8 +56,13 @@ struct key_row {
 
 /* Backends (doc/design.md, section 7). */
 #define BACKEND_MAX_URLS 8
-/* Bytes of an openai backend's extra members, as compact JSON text. */
-#define BACKEND_EXTRA_SIZE 4096
+/* A backend's kind options (bounds.h, struct backend_option): at most
+ * BACKEND_OPTIONS_MAX rows in a kind's table; the JSON text of those set
+ * in BACKEND_OPTIONS_SIZE bytes, of which a JSON option's value (compact)
+ * takes at most BACKEND_OPTION_JSON_MAX. */
+#define BACKEND_OPTIONS_MAX	8
+#define BACKEND_OPTIONS_SIZE	4352
+#define BACKEND_OPTION_JSON_MAX	4095
 struct backend {
 	int64_t	id;
 	char	name[MODEL_NAME_SIZE];
@@ -70,11 +75,13 @@ struct backend {
 	int	enabled;
 	int64_t	timeout_ms;		/* 0: SERVICE_BACKEND_TIMEOUT_MS */
 	int64_t	max_in_flight;		/* 0: the rule of inflight.h */
-	/* The options of the kinds that have some (struct backend_option):
-	 * 0 or "" is the kind's default, and always so for other kinds. */
-	int64_t	max_options;		/* openai: labels asked for */
-	int64_t	concurrency;		/* openai: calls in flight */
-	char	extra[BACKEND_EXTRA_SIZE]; /* openai: a JSON object's text */
+	/* The options of its kind (struct backend_option of bounds.h):
+	 * the compact JSON text of an object holding those set ("": none),
+	 * as stored; and, parsed from it when the store reads the row
+	 * (bound_backend()), the value of each BOPT_LONG one by its row in
+	 * the kind's table (0: not set, the kind's default). */
+	char	options[BACKEND_OPTIONS_SIZE];
+	int64_t	optval[BACKEND_OPTIONS_MAX];
 	size_t	nurls;
 	char	urls[BACKEND_MAX_URLS][512];	/* replicas, in order */
 };

@@ -284,15 +284,18 @@ struct fit {
 static void
 schema_fits(const struct schema_version *v, void *arg)
 {
-	struct fit	*f = arg;
-	struct error	 why = { 0 };
+	struct fit			*f = arg;
+	struct error			 why = { 0 };
+	const struct backend_kind	*k = backend_kind_find(f->b->kind);
 
 	if (f->failed || v->backend_id != f->b->id ||
 	    backend_check_schema(f->b, v->questions, &why) == 0)
 		return;
 	f->failed = 1;
-	error_set(f->e, ERR_VALIDATION, "max_options", "schema '%s' version "
-	    "%lld is published on this backend and would no longer fit: %s",
+	/* The kind's option that bounds what a schema may ask. */
+	error_set(f->e, ERR_VALIDATION, k != NULL ? k->schema_option : NULL,
+	    "schema '%s' version %lld is published on this backend and "
+	    "would no longer fit: %s",
 	    v->slug, (long long)v->version, why.message);
 	error_clear(&why);
 }
@@ -307,11 +310,11 @@ check_schemas(struct op_ctx *c, const struct backend *b, struct error *e)
 	return f.failed ? -1 : 0;
 }
 
-/* What backend update may change (the kind is the backend's for good:
- * another kind is another backend). */
+/* What backend update may change besides the options of its kind (the
+ * kind is the backend's for good: another kind is another backend). */
 static const char *const updatable[] = { "enabled", "urls", "model",
     "auth_env", "description", "release_date", "timeout_ms",
-    "max_in_flight", "max_options", "concurrency", "extra" };
+    "max_in_flight" };
 #define NUPDATABLE (sizeof(updatable) / sizeof(updatable[0]))
 
 /* {name, and at least one of updatable[]}: each given field replaces
@@ -341,6 +344,7 @@ op_backend_update(struct op_ctx *c, json_object *in, json_object **out,
 		    "must be true or false");
 	for (i = 0; i < NUPDATABLE; i++)
 		given += json_object_object_get_ex(in, updatable[i], NULL);
+	given += backend_options_given(in);
 	if (given == 0)
 		return error_set(e, ERR_VALIDATION, "enabled", "nothing to change: "
 		    "give enabled, urls, model, auth_env, description, "

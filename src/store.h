@@ -21,8 +21,20 @@
 #include "error.h"
 #include "model.h"
 
+struct backend_option;
 struct settings;
 struct store;
+
+/* The table of options that the kind of backend named kind takes
+ * (bounds.h; NULL: none, or no such kind), by which the store checks a
+ * backend's options and parses them into its optval as it reads the row
+ * (bound_backend()), and a file's (store_sqlite_check.c).  The store
+ * sees no kind: the programs give it the registry's lookup
+ * (backend_kind_options() of backend.h) before they use it; until then,
+ * every kind takes none. */
+typedef const struct backend_option *store_kind_options_fn(const char *kind);
+void	 store_set_kind_options(store_kind_options_fn *of);
+const struct backend_option *store_kind_options(const char *kind);
 
 /* Creates or migrates the database and the cache.  Idempotent.  The
  * schema version the database had (0: none, it was made), which is now

@@ -11,8 +11,7 @@
 #define KEY_COLS "prefix, app_id, hash, created_at, expires_at, revoked_at," \
 	" secret_check"
 #define BACKEND_COLS "id, name, kind, model, auth_env, description," \
-	" release_date, enabled, timeout_ms, max_in_flight, max_options," \
-	" concurrency, extra"
+	" release_date, enabled, timeout_ms, max_in_flight, options"
 #define VERSION_COLS "v.schema_id, s.slug, v.version, v.questions," \
 	" v.fingerprint, v.backend_id, v.temperature, v.abstain_threshold," \
 	" v.created_at FROM schema_versions v JOIN schemas s" \

@@ -33,6 +33,7 @@
  * number as SQLite's step, to the table in store_pg.c. */
 extern const char pg_schema_sql[];	/* sql/pg/schema.sql */
 extern const char pg_migrate_7_sql[];	/* sql/pg/migrate-7.sql */
+extern const char pg_migrate_8_sql[];	/* sql/pg/migrate-8.sql */
 
 #define PG_RETRY_MS	1000		/* between attempts to reconnect,
 					 * and the Retry-After of a 503 */

@@ -104,9 +104,7 @@ read_backend(const PGresult *r, int row, void *out)
 	b->enabled = (int)pg_int(r, row, 7);
 	b->timeout_ms = pg_int(r, row, 8);
 	b->max_in_flight = pg_int(r, row, 9);
-	b->max_options = pg_int(r, row, 10);
-	b->concurrency = pg_int(r, row, 11);
-	pg_copy(r, row, 12, b->extra, sizeof(b->extra));
+	pg_copy(r, row, 10, b->options, sizeof(b->options));
 }
 
 /* Fills b->urls from backend_replicas, in position order. */
@@ -164,9 +162,7 @@ pg_backend_insert(struct store *pg, struct backend *b, struct error *e)
 	pg_bind_optional(&p, 8, b->timeout_ms);
 	pg_bind_int(&p, 9, clock_now_ms() / 1000);
 	pg_bind_optional(&p, 10, b->max_in_flight);
-	pg_bind_optional(&p, 11, b->max_options);
-	pg_bind_optional(&p, 12, b->concurrency);
-	bind_text_or_null(&p, 13, b->extra);
+	bind_text_or_null(&p, 11, b->options);
 	if ((r = pg_exec(pg, PG_BACKEND_INSERT, &p, e,
 	    "insert backend")) == NULL) {
 		if (pg_unique_violation(pg))
@@ -206,9 +202,7 @@ pg_backend_update(struct store *pg, const struct backend *b,
 	pg_bind_int(&p, 6, b->enabled != 0);
 	pg_bind_optional(&p, 7, b->timeout_ms);
 	pg_bind_optional(&p, 8, b->max_in_flight);
-	pg_bind_optional(&p, 9, b->max_options);
-	pg_bind_optional(&p, 10, b->concurrency);
-	bind_text_or_null(&p, 11, b->extra);
+	bind_text_or_null(&p, 9, b->options);
 	if (run0(pg, PG_BACKEND_UPDATE, &p, e, "update backend") == -1)
 		return -1;
 	pg_params_init(&p);
@@ -227,7 +221,8 @@ backend_lookup(struct store *pg, enum pg_stmt id, const struct pg_params *p,
 
 	if (rc == 1 && read_replicas(pg, b, e) == -1)
 		return -1;
-	return store_bad_row(rc, rc == 1 ? bound_backend(b, e) : 0, e);
+	return store_bad_row(rc, rc == 1 ? bound_backend(b,
+	    store_kind_options(b->kind), e) : 0, e);
 }
 
 int
@@ -276,7 +271,8 @@ pg_backend_each(struct store *pg, int enabled_only,
 	for (i = 0; i < PQntuples(r); i++) {
 		read_backend(r, i, b);
 		if (read_replicas(pg, b, e) == -1 ||
-		    store_bad_row(1, bound_backend(b, e), e) == -1) {
+		    store_bad_row(1, bound_backend(b,
+		    store_kind_options(b->kind), e), e) == -1) {
 			rc = -1;
 			break;
 		}

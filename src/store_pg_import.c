@@ -59,7 +59,7 @@ static const struct table {
 	  " revoked_at, secret_check", 7, NULL },
 	{ "backends", "id, name, kind, model, auth_env, description,"
 	  " release_date, enabled, timeout_ms, created_at, max_in_flight,"
-	  " max_options, concurrency, extra", 14, "id" },
+	  " options", 12, "id" },
 	{ "backend_replicas", "backend_id, position, url", 3, NULL },
 	{ "schemas", "id, slug, created_at", 3, "id" },
 	{ "schema_versions", "schema_id, version, questions, fingerprint,"

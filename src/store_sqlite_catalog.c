@@ -106,9 +106,7 @@ read_backend(sqlite3_stmt *stmt, void *out)
 	b->enabled = sqlite3_column_int(stmt, 7);
 	b->timeout_ms = sqlite3_column_int64(stmt, 8);
 	b->max_in_flight = sqlite3_column_int64(stmt, 9);
-	b->max_options = sqlite3_column_int64(stmt, 10);
-	b->concurrency = sqlite3_column_int64(stmt, 11);
-	sqlite_col_text(stmt, 12, b->extra, sizeof(b->extra));
+	sqlite_col_text(stmt, 10, b->options, sizeof(b->options));
 }
 
 /* Fills b->urls from backend_replicas, in position order. */
@@ -169,9 +167,7 @@ sq_backend_insert(struct store *st, struct backend *b, struct error *e)
 	sqlite_bind_optional(stmt, 8, b->timeout_ms);
 	sqlite3_bind_int64(stmt, 9, clock_now_ms() / 1000);
 	sqlite_bind_optional(stmt, 10, b->max_in_flight);
-	sqlite_bind_optional(stmt, 11, b->max_options);
-	sqlite_bind_optional(stmt, 12, b->concurrency);
-	bind_text_or_null(stmt, 13, b->extra);
+	bind_text_or_null(stmt, 11, b->options);
 	rc = sqlite3_step(stmt);
 	sqlite3_reset(stmt);
 	if ((rc & 0xff) == SQLITE_CONSTRAINT)
@@ -212,9 +208,7 @@ sq_backend_update(struct store *st, const struct backend *b,
 	sqlite3_bind_int(stmt, 6, b->enabled != 0);
 	sqlite_bind_optional(stmt, 7, b->timeout_ms);
 	sqlite_bind_optional(stmt, 8, b->max_in_flight);
-	sqlite_bind_optional(stmt, 9, b->max_options);
-	sqlite_bind_optional(stmt, 10, b->concurrency);
-	bind_text_or_null(stmt, 11, b->extra);
+	bind_text_or_null(stmt, 9, b->options);
 	if (sqlite_exec_stmt(st, stmt, e, "update backend") == -1 ||
 	    (stmt = sqlite_stmt(st, STMT_REPLICAS_DELETE, e)) == NULL)
 		return -1;
@@ -233,7 +227,8 @@ backend_lookup(struct store *st, sqlite3_stmt *stmt, struct backend *b,
 
 	if (rc == 1 && read_replicas(st, b, e) == -1)
 		return -1;
-	return store_bad_row(rc, rc == 1 ? bound_backend(b, e) : 0, e);
+	return store_bad_row(rc, rc == 1 ? bound_backend(b,
+	    store_kind_options(b->kind), e) : 0, e);
 }
 
 int
@@ -282,7 +277,8 @@ sq_backend_each(struct store *st, int enabled_only,
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		read_backend(stmt, b);
 		if (read_replicas(st, b, e) == -1 ||
-		    store_bad_row(1, bound_backend(b, e), e) == -1) {
+		    store_bad_row(1, bound_backend(b,
+		    store_kind_options(b->kind), e), e) == -1) {
 			sqlite3_reset(stmt);
 			free(b);
 			return -1;

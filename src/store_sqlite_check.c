@@ -11,8 +11,9 @@
  * every worker's transactions; none is taken.
  *
  * The values: every stored field an operator sets is checked against
- * the bounds the operations take it within (bounds.h), and each
- * schema version's questions as `schema publish` checks them.  The
+ * the bounds the operations take it within (bounds.h), each backend's
+ * options against the table of its kind (store_kind_options()), and
+ * each schema version's questions as `schema publish` checks them.  The
  * decisions are not walked (they are many, and a worker reads one as
  * a client's data, never computes limits from it).
  *
@@ -44,45 +45,50 @@ static const struct stored_field {
 	const char		*column;
 	int			 nullable;
 	const char		*row;	/* an expression naming the row */
+	const char		*by;	/* a column the check reads too (a
+					 * backend's kind); NULL none */
 } fields[] = {
-	{ BF_APP_NAME, "applications", "name", 0, "name" },
-	{ BF_APP_LOG_STATE, "applications", "log_state", 0, "name" },
-	{ BF_APP_ADMIN, "applications", "is_admin", 0, "name" },
-	{ BF_APP_RATE, "applications", "rate_per_minute", 1, "name" },
-	{ BF_APP_QUOTA, "applications", "daily_quota", 1, "name" },
-	{ BF_CREATED_AT, "applications", "created_at", 0, "name" },
-	{ BF_APP_RETENTION, "applications", "retention_days", 1, "name" },
-	{ BF_CREATED_AT, "api_keys", "created_at", 0, "prefix" },
-	{ BF_EXPIRES_AT, "api_keys", "expires_at", 1, "prefix" },
-	{ BF_REVOKED_AT, "api_keys", "revoked_at", 1, "prefix" },
-	{ BF_BACKEND_NAME, "backends", "name", 0, "name" },
-	{ BF_BACKEND_ENABLED, "backends", "enabled", 0, "name" },
-	{ BF_BACKEND_TIMEOUT, "backends", "timeout_ms", 1, "name" },
-	{ BF_BACKEND_IN_FLIGHT, "backends", "max_in_flight", 1, "name" },
-	{ BF_BACKEND_OPTIONS, "backends", "max_options", 1, "name" },
-	{ BF_BACKEND_CONCURRENCY, "backends", "concurrency", 1, "name" },
-	{ BF_BACKEND_EXTRA, "backends", "extra", 1, "name" },
-	{ BF_CREATED_AT, "backends", "created_at", 0, "name" },
-	{ BF_SLUG, "schemas", "slug", 0, "slug" },
-	{ BF_CREATED_AT, "schemas", "created_at", 0, "slug" },
-	{ BF_VERSION, "schema_versions", "version", 0, SCHEMA_ROW },
-	{ BF_QUESTIONS, "schema_versions", "questions", 0, SCHEMA_ROW },
-	{ BF_TEMPERATURE, "schema_versions", "temperature", 0, SCHEMA_ROW },
+	{ BF_APP_NAME, "applications", "name", 0, "name", NULL },
+	{ BF_APP_LOG_STATE, "applications", "log_state", 0, "name", NULL },
+	{ BF_APP_ADMIN, "applications", "is_admin", 0, "name", NULL },
+	{ BF_APP_RATE, "applications", "rate_per_minute", 1, "name", NULL },
+	{ BF_APP_QUOTA, "applications", "daily_quota", 1, "name", NULL },
+	{ BF_CREATED_AT, "applications", "created_at", 0, "name", NULL },
+	{ BF_APP_RETENTION, "applications", "retention_days", 1, "name", NULL },
+	{ BF_CREATED_AT, "api_keys", "created_at", 0, "prefix", NULL },
+	{ BF_EXPIRES_AT, "api_keys", "expires_at", 1, "prefix", NULL },
+	{ BF_REVOKED_AT, "api_keys", "revoked_at", 1, "prefix", NULL },
+	{ BF_BACKEND_NAME, "backends", "name", 0, "name", NULL },
+	{ BF_BACKEND_ENABLED, "backends", "enabled", 0, "name", NULL },
+	{ BF_BACKEND_TIMEOUT, "backends", "timeout_ms", 1, "name", NULL },
+	{ BF_BACKEND_IN_FLIGHT, "backends", "max_in_flight", 1, "name", NULL },
+	{ BF_BACKEND_OPTIONS, "backends", "options", 1, "name", "kind" },
+	{ BF_CREATED_AT, "backends", "created_at", 0, "name", NULL },
+	{ BF_SLUG, "schemas", "slug", 0, "slug", NULL },
+	{ BF_CREATED_AT, "schemas", "created_at", 0, "slug", NULL },
+	{ BF_VERSION, "schema_versions", "version", 0, SCHEMA_ROW, NULL },
+	{ BF_QUESTIONS, "schema_versions", "questions", 0, SCHEMA_ROW, NULL },
+	{ BF_TEMPERATURE, "schema_versions", "temperature", 0, SCHEMA_ROW,
+	    NULL },
 	{ BF_THRESHOLD, "schema_versions", "abstain_threshold", 0,
-	    SCHEMA_ROW },
-	{ BF_PUBLISHED, "schema_versions", "published", 0, SCHEMA_ROW },
-	{ BF_CREATED_AT, "schema_versions", "created_at", 0, SCHEMA_ROW },
-	{ BF_GRANT_VERSION, "grants", "version", 0, GRANT_ROW },
-	{ BF_CREATED_AT, "grants", "created_at", 0, GRANT_ROW },
-	{ BF_SLUG, "templates", "slug", 0, "slug" },
-	{ BF_CREATED_AT, "templates", "created_at", 0, "slug" },
-	{ BF_VERSION, "template_versions", "version", 0, TEMPLATE_ROW },
-	{ BF_VARIABLES, "template_versions", "variables", 0, TEMPLATE_ROW },
+	    SCHEMA_ROW, NULL },
+	{ BF_PUBLISHED, "schema_versions", "published", 0, SCHEMA_ROW, NULL },
+	{ BF_CREATED_AT, "schema_versions", "created_at", 0, SCHEMA_ROW, NULL },
+	{ BF_GRANT_VERSION, "grants", "version", 0, GRANT_ROW, NULL },
+	{ BF_CREATED_AT, "grants", "created_at", 0, GRANT_ROW, NULL },
+	{ BF_SLUG, "templates", "slug", 0, "slug", NULL },
+	{ BF_CREATED_AT, "templates", "created_at", 0, "slug", NULL },
+	{ BF_VERSION, "template_versions", "version", 0, TEMPLATE_ROW, NULL },
+	{ BF_VARIABLES, "template_versions", "variables", 0, TEMPLATE_ROW,
+	    NULL },
 	{ BF_ESCAPE_HTML, "template_versions", "escape_html", 0,
-	    TEMPLATE_ROW },
-	{ BF_PUBLISHED, "template_versions", "published", 0, TEMPLATE_ROW },
-	{ BF_CREATED_AT, "template_versions", "created_at", 0, TEMPLATE_ROW },
-	{ BF_QUOTA_USED, "quota_days", "used", 0, "app_id || '/' || day" },
+	    TEMPLATE_ROW, NULL },
+	{ BF_PUBLISHED, "template_versions", "published", 0, TEMPLATE_ROW,
+	    NULL },
+	{ BF_CREATED_AT, "template_versions", "created_at", 0, TEMPLATE_ROW,
+	    NULL },
+	{ BF_QUOTA_USED, "quota_days", "used", 0, "app_id || '/' || day",
+	    NULL },
 };
 
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -327,6 +333,9 @@ check_value(const struct stored_field *f, sqlite3_stmt *stmt,
 		if (strlen(t) != (size_t)sqlite3_column_bytes(stmt, 1))
 			return error_set(e, ERR_VALIDATION, NULL, "holds a "
 			    "NUL");
+		if (f->by != NULL)	/* the options of the row's kind */
+			return bound_options(store_kind_options(text(stmt,
+			    2)), t, NULL, e);
 		return bound_text(f->field, t, e);
 	}
 	return error_set(e, ERR_VALIDATION, NULL, "is of no known kind");
@@ -341,8 +350,8 @@ check_field(sqlite3 *db, const struct stored_field *f, const char *path,
 	char		 sql[CHECK_SQL], row[128], why[sizeof(e->message)];
 	int		 rc = 0, step;
 
-	snprintf(sql, sizeof(sql), "SELECT %s, %s FROM %s", f->row,
-	    f->column, f->table);
+	snprintf(sql, sizeof(sql), "SELECT %s, %s, %s FROM %s", f->row,
+	    f->column, f->by != NULL ? f->by : "NULL", f->table);
 	if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK)
 		return failed(db, e, path);
 	while (rc == 0 && (step = sqlite3_step(stmt)) == SQLITE_ROW) {

@@ -106,13 +106,12 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_BACKEND_INSERT] =
 	    "INSERT INTO backends (name, kind, model, auth_env, description,"
 	    " release_date, enabled, timeout_ms, created_at, max_in_flight,"
-	    " max_options, concurrency, extra)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+	    " options)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
 	[STMT_BACKEND_UPDATE] =
 	    "UPDATE backends SET model = ?2, auth_env = ?3, description = ?4,"
 	    " release_date = ?5, enabled = ?6, timeout_ms = ?7,"
-	    " max_in_flight = ?8, max_options = ?9, concurrency = ?10,"
-	    " extra = ?11 WHERE id = ?1",
+	    " max_in_flight = ?8, options = ?9 WHERE id = ?1",
 	[STMT_REPLICAS_DELETE] =
 	    "DELETE FROM backend_replicas WHERE backend_id = ?1",
 	[STMT_REPLICA_INSERT] =

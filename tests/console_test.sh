@@ -120,15 +120,15 @@ check "init again keeps the pepper" grep -q 'pepper .* kept' "$T/out"
 check "the pepper has mode 0600" \
     test "$(stat -c %a "$T/var/pepper")" = 600
 check "the cache is beside the database" test -f "$T/var/cache.db"
-check "the database records schema version 7" \
-    test "$(sql 'PRAGMA user_version')" = 7
+check "the database records schema version 8" \
+    test "$(sql 'PRAGMA user_version')" = 8
 check "without decisions_time, which no query reads since version 7" \
     test "$(sql "SELECT count(*) FROM sqlite_schema \
     WHERE name = 'decisions_time'")" = 0
 # A version-1 database (no decisions_schema index, no catalog generation
 # and its triggers, no keyed hash of keys, no in-flight limit of
-# backends, no openai options, no label mass of answers) is brought
-# forward.
+# backends, no options of backend kinds, no label mass of answers) is
+# brought forward.
 for trigger in $(sql "SELECT name FROM sqlite_schema WHERE type = 'trigger'")
 do
     sql "DROP TRIGGER $trigger"
@@ -136,21 +136,19 @@ done
 sql 'DROP INDEX decisions_schema; DROP TABLE catalog_generation;
     ALTER TABLE api_keys DROP COLUMN secret_check;
     ALTER TABLE backends DROP COLUMN max_in_flight;
-    ALTER TABLE backends DROP COLUMN max_options;
-    ALTER TABLE backends DROP COLUMN concurrency;
-    ALTER TABLE backends DROP COLUMN extra;
+    ALTER TABLE backends DROP COLUMN options;
     ALTER TABLE decision_answers DROP COLUMN label_mass;
     ALTER TABLE applications DROP COLUMN retention_days;
     DROP INDEX decisions_state_time;
     PRAGMA user_version=1'
 expect 0 "init migrates a version-1 database" init
-check "the migration brought it to version 7" \
-    test "$(sql 'PRAGMA user_version')" = 7
+check "the migration brought it to version 8" \
+    test "$(sql 'PRAGMA user_version')" = 8
 check "the migration added the keyed hash of keys and the in-flight limit" \
     sql 'SELECT secret_check FROM api_keys; SELECT max_in_flight FROM backends' 
-check "and the openai options of backends and the label mass of answers" \
-    sql 'SELECT max_options, concurrency, extra FROM backends;
-    SELECT label_mass FROM decision_answers'
+check "and the options of backend kinds, in one column, and the label \
+mass of answers" \
+    sql 'SELECT options FROM backends; SELECT label_mass FROM decision_answers'
 check "and the retention of applications and its indexes" \
     test "$(sql "SELECT count(retention_days) FROM applications; \
     SELECT group_concat(name) FROM (SELECT name FROM sqlite_schema \
@@ -167,7 +165,7 @@ check "and its triggers: insert, update, delete on 9 catalog tables" \
 generation() { sql 'SELECT n FROM catalog_generation'; }
 sql 'PRAGMA user_version=99'
 refused "a database newer than the program is refused" 'newer' init
-sql 'PRAGMA user_version=7'
+sql 'PRAGMA user_version=8'
 
 before=$(generation)
 expect 0 "app create" app create alpha --rate-per-minute 60

@@ -1,7 +1,9 @@
 #!/bin/bash
 # docs_test.sh: the manual pages and sample configurations keep up with
 # the code.  Every command and option the console's usage lists is in
-# doc/evalgate-admin.8; every setting of src/settings.c is in
+# doc/evalgate-admin.8; every kind of backend and every kind option it
+# lists (made from the kinds' tables) in doc/evalgate-admin.8 and
+# doc/admin-api.md, the option by its JSON name; every setting of src/settings.c is in
 # doc/evalgate.fcgi.8, and (but the tests-only one) in every file that
 # gives the workers their settings: the FcgidInitialEnv lines of
 # examples/apache-fcgid.conf (inside its virtual host), the
@@ -39,6 +41,24 @@ while read -r line; do
 done <<EOF
 $usage
 EOF
+# The kinds: "--kind lexical|systemone|openai" of backend add.  The
+# options backend add and update take, kind options among them, by
+# their JSON name: --max-options max_options, --extra-json extra.
+API="$SRCDIR/doc/admin-api.md"
+kinds=$(echo "$usage" | sed -n 's/^backend add .*--kind \([^ ]*\).*/\1/p' |
+    tr '|' ' ')
+check "evalgate-admin --help lists the kinds of backends" test -n "$kinds"
+for k in $kinds; do
+	check "evalgate-admin.8 names the kind $k" grep -qw -- "$k" "$ADMIN_MAN"
+	check "admin-api.md names the kind $k" grep -qw -- "$k" "$API"
+done
+fields=$(echo "$usage" | grep -E '^backend (add|update) ' |
+    grep -o -- '--[a-z-]*' | grep -v -- '^--url$' |
+    sed -e 's/^--//' -e 's/-json$//' -e 's/-/_/g' | sort -u)
+for f in $fields; do
+	check "admin-api.md names the backend field $f" grep -qw -- "$f" "$API"
+done
+
 check "evalgate-admin.8 has the global --db" grep -q '^\.It Fl -db' \
     "$ADMIN_MAN"
 check "evalgate-admin --help names --version" \

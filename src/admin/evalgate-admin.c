@@ -6,7 +6,10 @@
  * (cmds[]): its words, its positional arguments and options, each
  * mapped to a JSON field of the input, its usage, and what runs: an
  * operation and how to print its output, or a command on whole files
- * (init, compact, backup, restore, migrate).  Exit status: 0 done, 1
+ * (init, compact, backup, restore, migrate).  The options of the
+ * backend kinds, and the list of kinds, are not in the table: they are
+ * made from the kinds' own tables (backend_kind_at()), in the usage as
+ * in what a command takes.  Exit status: 0 done, 1
  * refused (one line on stderr), 2 bad usage; console_error() writes
  * every error. */
 #include "config.h"
@@ -25,6 +28,7 @@
 #include "admin/console.h"
 #include "admin/migrate.h"
 #include "auth.h"
+#include "backend.h"
 #include "buf.h"
 #include "calibration_render.h"
 #include "clock.h"
@@ -49,6 +53,10 @@ enum opt_kind {
 	OPT_FILE_JSON,		/* --x FILE holding JSON */
 	OPT_FILE_TEXT,		/* --x FILE: its text */
 };
+
+/* Whether a command takes the options of the backend kinds, and how:
+ * backend add (an integer) or backend update (an integer or default). */
+enum kind_opts { KINDOPTS_NONE, KINDOPTS_ADD, KINDOPTS_UPDATE };
 
 /* PRINT_REPORT: a calibration report in the input's "format" (text by
  * default), or with "apply" the number of the version it published. */
@@ -95,16 +103,19 @@ static const struct cli_cmd {
 	int		 alone;		/* the words alone: anything after
 					 * them is bad usage of every command
 					 * (the whole usage), not of this one */
-	const char	*usage;
+	const char	*usage;		/* KINDS: the kinds' names, '|'
+					 * between; the kinds' options are
+					 * added after it (kindopts) */
+	enum kind_opts	 kindopts;
 } cmds[] = {
 	{ { "init", NULL }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP__MAX, cmd_init, PRINT_OBJECT, NULL, NULL, 1,
-	  "init" },
+	  "init", KINDOPTS_NONE },
 	{ { "compact", NULL }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP__MAX, cmd_compact, PRINT_OBJECT, NULL,
 	  "PostgreSQL gives space back by itself (autovacuum); to rewrite a "
 	  "database, copy it with pg_dump and pg_restore", 1,
-	  "compact" },
+	  "compact", KINDOPTS_NONE },
 	{ { "app", "create" }, { { "name", 0 } },
 	  { { "--log-state", "log_state", OPT_FLAG, 0 },
 	    { "--admin", "admin", OPT_FLAG, 0 },
@@ -112,7 +123,7 @@ static const struct cli_cmd {
 	    { "--daily-quota", "daily_quota", OPT_INT, 0 } },
 	  OP_APP_CREATE, NULL, PRINT_OBJECT, NULL, NULL, 0,
 	  "app create NAME [--log-state] [--admin] [--rate-per-minute N] "
-	  "[--daily-quota N]" },
+	  "[--daily-quota N]", KINDOPTS_NONE },
 	{ { "app", "update" }, { { "name", 0 } },
 	  { { "--log-state", "log_state", OPT_ON_OFF, 0 },
 	    { "--rate-per-minute", "rate_per_minute", OPT_INT_OR_DEFAULT, 0 },
@@ -120,26 +131,28 @@ static const struct cli_cmd {
 	    { "--retention-days", "retention_days", OPT_INT_OR_DEFAULT, 0 } },
 	  OP_APP_UPDATE, NULL, PRINT_OBJECT, NULL, NULL, 0,
 	  "app update NAME [--log-state on|off] [--rate-per-minute N|default] "
-	  "[--daily-quota N|default] [--retention-days N|default]" },
+	  "[--daily-quota N|default] [--retention-days N|default]",
+	  KINDOPTS_NONE },
 	{ { "decisions", "prune" }, { { NULL, 0 } },
 	  { { "--before", "before", OPT_STRING, 1 },
 	    { "--app", "application", OPT_STRING, 0 },
 	    { "--keep-with-outcomes", "keep_with_outcomes", OPT_FLAG, 0 } },
 	  OP_DECISIONS_PRUNE, NULL, PRINT_BARE, "deleted", NULL, 0,
-	  "decisions prune --before DATE [--app NAME] [--keep-with-outcomes]" },
+	  "decisions prune --before DATE [--app NAME] [--keep-with-outcomes]",
+	  KINDOPTS_NONE },
 	{ { "app", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_APP_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
-	  "app list" },
+	  "app list", KINDOPTS_NONE },
 	{ { "key", "issue" }, { { "application", 0 } },
 	  { { "--expires", "expires", OPT_STRING, 0 } },
 	  OP_KEY_ISSUE, NULL, PRINT_BARE, "key", NULL, 0,
-	  "key issue APP [--expires RFC3339]" },
+	  "key issue APP [--expires RFC3339]", KINDOPTS_NONE },
 	{ { "key", "revoke" }, { { "prefix", 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_KEY_REVOKE, NULL, PRINT_OBJECT, NULL, NULL, 0,
-	  "key revoke PREFIX" },
+	  "key revoke PREFIX", KINDOPTS_NONE },
 	{ { "key", "list" }, { { "application", 1 } }, { { NULL, NULL, 0, 0 } },
 	  OP_KEY_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
-	  "key list [APP]" },
+	  "key list [APP]", KINDOPTS_NONE },
 	{ { "backend", "add" }, { { "name", 0 } },
 	  { { "--kind", "kind", OPT_STRING, 1 },
 	    { "--url", "urls", OPT_STRINGS, 0 },
@@ -148,15 +161,12 @@ static const struct cli_cmd {
 	    { "--description", "description", OPT_STRING, 0 },
 	    { "--release-date", "release_date", OPT_STRING, 0 },
 	    { "--timeout-ms", "timeout_ms", OPT_INT, 0 },
-	    { "--max-in-flight", "max_in_flight", OPT_INT, 0 },
-	    { "--max-options", "max_options", OPT_INT, 0 },
-	    { "--concurrency", "concurrency", OPT_INT, 0 },
-	    { "--extra-json", "extra", OPT_FILE_JSON, 0 } },
+	    { "--max-in-flight", "max_in_flight", OPT_INT, 0 } },
 	  OP_BACKEND_ADD, NULL, PRINT_OBJECT, NULL, NULL, 0,
-	  "backend add NAME --kind lexical|systemone|openai [--url URL]... "
+	  "backend add NAME --kind KINDS [--url URL]... "
 	  "[--model NAME] [--auth-env VAR] [--description TEXT] "
-	  "[--release-date YYYY-MM-DD] [--timeout-ms N] [--max-in-flight N] "
-	  "[--max-options N] [--concurrency N] [--extra-json FILE]" },
+	  "[--release-date YYYY-MM-DD] [--timeout-ms N] [--max-in-flight N]",
+	  KINDOPTS_ADD },
 	{ { "backend", "update" }, { { "name", 0 } },
 	  { { "--url", "urls", OPT_STRINGS, 0 },
 	    { "--model", "model", OPT_STRING_OR_NONE, 0 },
@@ -164,25 +174,21 @@ static const struct cli_cmd {
 	    { "--description", "description", OPT_STRING_OR_NONE, 0 },
 	    { "--release-date", "release_date", OPT_STRING_OR_NONE, 0 },
 	    { "--timeout-ms", "timeout_ms", OPT_INT_OR_DEFAULT, 0 },
-	    { "--max-in-flight", "max_in_flight", OPT_INT_OR_DEFAULT, 0 },
-	    { "--max-options", "max_options", OPT_INT_OR_DEFAULT, 0 },
-	    { "--concurrency", "concurrency", OPT_INT_OR_DEFAULT, 0 },
-	    { "--extra-json", "extra", OPT_FILE_JSON, 0 } },
+	    { "--max-in-flight", "max_in_flight", OPT_INT_OR_DEFAULT, 0 } },
 	  OP_BACKEND_UPDATE, NULL, PRINT_OBJECT, NULL, NULL, 0,
 	  "backend update NAME [--url URL]... [--model NAME|''] "
 	  "[--auth-env VAR|''] [--description TEXT|''] "
 	  "[--release-date YYYY-MM-DD|''] [--timeout-ms N|default] "
-	  "[--max-in-flight N|default] [--max-options N|default] "
-	  "[--concurrency N|default] [--extra-json FILE]" },
+	  "[--max-in-flight N|default]", KINDOPTS_UPDATE },
 	{ { "backend", "enable" }, { { "name", 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_BACKEND_ENABLE, NULL, PRINT_OBJECT, NULL, NULL, 0,
-	  "backend enable NAME" },
+	  "backend enable NAME", KINDOPTS_NONE },
 	{ { "backend", "disable" }, { { "name", 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_BACKEND_DISABLE, NULL, PRINT_OBJECT, NULL, NULL, 0,
-	  "backend disable NAME" },
+	  "backend disable NAME", KINDOPTS_NONE },
 	{ { "backend", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_BACKEND_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
-	  "backend list" },
+	  "backend list", KINDOPTS_NONE },
 	{ { "schema", "publish" }, { { "id", 0 } },
 	  { { "--questions", "questions", OPT_FILE_JSON, 1 },
 	    { "--backend", "backend", OPT_STRING, 1 },
@@ -190,32 +196,33 @@ static const struct cli_cmd {
 	    { "--abstain-threshold", "abstain_threshold", OPT_NUMBER, 0 } },
 	  OP_SCHEMA_PUBLISH, NULL, PRINT_BARE, "version", NULL, 0,
 	  "schema publish ID --questions FILE --backend NAME [--temperature T] "
-	  "[--abstain-threshold X]" },
+	  "[--abstain-threshold X]", KINDOPTS_NONE },
 	{ { "schema", "list" }, { { "id", 1 } }, { { NULL, NULL, 0, 0 } },
 	  OP_SCHEMA_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
-	  "schema list [ID]" },
+	  "schema list [ID]", KINDOPTS_NONE },
 	{ { "grant", NULL }, { { "application", 0 }, { "schema", 0 } },
 	  { { "--version", "version", OPT_INT, 0 } },
 	  OP_GRANT, NULL, PRINT_OBJECT, NULL, NULL, 0,
-	  "grant APP SCHEMA [--version N]" },
+	  "grant APP SCHEMA [--version N]", KINDOPTS_NONE },
 	{ { "ungrant", NULL }, { { "application", 0 }, { "schema", 0 } },
 	  { { "--version", "version", OPT_INT, 0 } },
 	  OP_UNGRANT, NULL, PRINT_OBJECT, NULL, NULL, 0,
-	  "ungrant APP SCHEMA [--version N]" },
+	  "ungrant APP SCHEMA [--version N]", KINDOPTS_NONE },
 	{ { "template", "publish" }, { { "id", 0 } },
 	  { { "--body", "body", OPT_FILE_TEXT, 1 },
 	    { "--variables", "variables", OPT_FILE_JSON, 1 },
 	    { "--escape", "escape", OPT_STRING, 0 } },
 	  OP_TEMPLATE_PUBLISH, NULL, PRINT_BARE, "version", NULL, 0,
-	  "template publish ID --body FILE --variables FILE [--escape html]" },
+	  "template publish ID --body FILE --variables FILE [--escape html]",
+	  KINDOPTS_NONE },
 	{ { "template", "render" }, { { "id", 0 } },
 	  { { "--version", "version", OPT_INT, 0 },
 	    { "--values", "values", OPT_JSON, 1 } },
 	  OP_TEMPLATE_RENDER, NULL, PRINT_BARE, "state", NULL, 0,
-	  "template render ID [--version N] --values JSON" },
+	  "template render ID [--version N] --values JSON", KINDOPTS_NONE },
 	{ { "template", "list" }, { { NULL, 0 } }, { { NULL, NULL, 0, 0 } },
 	  OP_TEMPLATE_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
-	  "template list" },
+	  "template list", KINDOPTS_NONE },
 	{ { "calibration", NULL }, { { "id", 0 } },
 	  { { "--version", "version", OPT_INT, 0 },
 	    { "--question", "question", OPT_STRING, 0 },
@@ -225,23 +232,24 @@ static const struct cli_cmd {
 	    { "--apply", "apply", OPT_FLAG, 0 } },
 	  OP_CALIBRATION, NULL, PRINT_REPORT, NULL, NULL, 0,
 	  "calibration SCHEMA [--version N] [--question Q] [--since DATE] "
-	  "[--format text|json|html] [--target-accuracy X] [--apply]" },
+	  "[--format text|json|html] [--target-accuracy X] [--apply]",
+	  KINDOPTS_NONE },
 	{ { "backup", NULL }, { { "file", 0 } },
 	  { { "--force", "force", OPT_FLAG, 0 } },
 	  OP__MAX, cmd_backup, PRINT_OBJECT, NULL,
 	  "back a PostgreSQL database up with pg_dump", 0,
-	  "backup FILE [--force]" },
+	  "backup FILE [--force]", KINDOPTS_NONE },
 	{ { "restore", NULL }, { { "file", 0 } },
 	  { { "--replace-pepper", "replace_pepper", OPT_FLAG, 0 } },
 	  OP__MAX, cmd_restore, PRINT_OBJECT, NULL,
 	  "restore a PostgreSQL database with pg_restore (from pg_dump's "
 	  "copy)", 0,
-	  "restore FILE [--replace-pepper]" },
+	  "restore FILE [--replace-pepper]", KINDOPTS_NONE },
 	{ { "migrate", NULL }, { { NULL, 0 } },
 	  { { "--from", "from", OPT_STRING, 1 },
 	    { "--to", "to", OPT_STRING, 1 } },
 	  OP__MAX, cmd_migrate, PRINT_OBJECT, NULL, NULL, 0,
-	  "migrate --from PATH --to URL" },
+	  "migrate --from PATH --to URL", KINDOPTS_NONE },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -256,6 +264,95 @@ leave_host(void)
 
 	shm_set_host(NULL);
 	shm_detach(m);
+}
+
+/* The console's flag of the kind option o into flag (size bytes):
+ * --NAME, '_' written '-', and -json after a BOPT_JSON one's name. */
+static void
+kind_flag(const struct backend_option *o, char *flag, size_t size)
+{
+	char	*p;
+
+	snprintf(flag, size, "--%s%s", o->name, o->type == BOPT_JSON ?
+	    "-json" : "");
+	for (p = flag + 2; *p != '\0'; p++)
+		if (*p == '_')
+			*p = '-';
+}
+
+/* The kind option named name that comes first in the kinds' order,
+ * for the i-th kind's row o: whether o is it (an option two kinds share
+ * is shown once). */
+static int
+kind_option_first(size_t i, const struct backend_option *o)
+{
+	const struct backend_kind	*k;
+	const struct backend_option	*p;
+	size_t				 j;
+
+	for (j = 0; j < i && (k = backend_kind_at(j)) != NULL; j++)
+		for (p = k->options; p != NULL && p->name != NULL; p++)
+			if (strcmp(p->name, o->name) == 0)
+				return 0;
+	return 1;
+}
+
+/* The console option of c's kind options whose flag is arg, into o and
+ * flag (the option's storage); 0 none such. */
+static int
+kind_option(const struct cli_cmd *c, const char *arg, struct cli_opt *o,
+    char *flag, size_t size)
+{
+	const struct backend_kind	*k;
+	const struct backend_option	*p;
+	size_t				 i;
+
+	for (i = 0; c->kindopts != KINDOPTS_NONE &&
+	    (k = backend_kind_at(i)) != NULL; i++)
+		for (p = k->options; p != NULL && p->name != NULL; p++) {
+			kind_flag(p, flag, size);
+			if (strcmp(flag, arg) != 0)
+				continue;
+			o->flag = flag;
+			o->field = p->name;
+			o->kind = p->type == BOPT_JSON ? OPT_FILE_JSON :
+			    c->kindopts == KINDOPTS_UPDATE ?
+			    OPT_INT_OR_DEFAULT : OPT_INT;
+			o->required = 0;
+			return 1;
+		}
+	return 0;
+}
+
+/* c's usage, with the kinds' names for KINDS and their options after
+ * it. */
+static void
+print_usage(const struct cli_cmd *c)
+{
+	const struct backend_kind	*k;
+	const struct backend_option	*o;
+	const char			*u = c->usage, *at;
+	char				 flag[64];
+	size_t				 i;
+
+	if ((at = strstr(u, "KINDS")) != NULL) {
+		fprintf(stderr, "%.*s", (int)(at - u), u);
+		for (i = 0; (k = backend_kind_at(i)) != NULL; i++)
+			fprintf(stderr, "%s%s", i > 0 ? "|" : "", k->name);
+		u = at + strlen("KINDS");
+	}
+	fputs(u, stderr);
+	for (i = 0; c->kindopts != KINDOPTS_NONE &&
+	    (k = backend_kind_at(i)) != NULL; i++)
+		for (o = k->options; o != NULL && o->name != NULL; o++) {
+			if (!kind_option_first(i, o))
+				continue;
+			kind_flag(o, flag, sizeof(flag));
+			fprintf(stderr, " [%s %s]", flag, o->type == BOPT_JSON ?
+			    "FILE" : c->kindopts == KINDOPTS_UPDATE ?
+			    "N|default" : "N");
+		}
+	fputc('\n', stderr);
 }
 
 int
@@ -274,13 +371,16 @@ console_error(int status, const struct cli_cmd *c, const char *fmt, ...)
 	if (status != 2)
 		return status;
 	if (c != NULL) {
-		fprintf(stderr, "usage: evalgate-admin %s\n", c->usage);
+		fputs("usage: evalgate-admin ", stderr);
+		print_usage(c);
 		return status;
 	}
 	fputs("usage: evalgate-admin [--db PATH|URL] COMMAND\n"
 	    "or:    evalgate-admin --version\ncommands:\n", stderr);
-	for (i = 0; i < NCMDS; i++)
-		fprintf(stderr, "  %s\n", cmds[i].usage);
+	for (i = 0; i < NCMDS; i++) {
+		fputs("  ", stderr);
+		print_usage(&cmds[i]);
+	}
 	return status;
 }
 
@@ -389,6 +489,8 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 {
 	json_object		*in = ju_obj(), *arr;
 	const struct cli_opt	*o;
+	struct cli_opt		 kind_opt;
+	char			 flag[64];
 	size_t			 nargs = 0, i;
 	int			 k;
 
@@ -403,6 +505,9 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 		for (o = NULL, i = 0; i < MAX_OPTS && c->opts[i].flag; i++)
 			if (strcmp(c->opts[i].flag, argv[k]) == 0)
 				o = &c->opts[i];
+		if (o == NULL && kind_option(c, argv[k], &kind_opt, flag,
+		    sizeof(flag)))
+			o = &kind_opt;
 		if (o == NULL)
 			exit(console_error(2, c, "%s is an unknown option",
 			    argv[k]));
@@ -703,6 +808,7 @@ main(int argc, char **argv)
 	int			 rc, nwords = 0;
 
 	argc--, argv++;
+	store_set_kind_options(backend_kind_options);	/* its checks */
 	if (argc == 1 && strcmp(argv[0], "--version") == 0) {
 		printf("evalgate-admin %s\n", EVALGATE_VERSION);
 		return 0;

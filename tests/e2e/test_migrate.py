@@ -187,7 +187,8 @@ def migrate(src, url, env=None):
 def old_version_file(d):
     """A SQLite file at schema version 5, made from the repository's own
     steps (schema.sql, sql/migrate-2.sql to migrate-5.sql) as an install
-    of that version had it, with a few rows."""
+    of that version had it, with a few rows: an openai backend's options
+    in the columns of that version."""
     path = os.path.join(d, "v5.db")
     db = sqlite3.connect(path)
     for name in ["schema.sql"] + ["sql/migrate-%d.sql" % n
@@ -200,6 +201,11 @@ def old_version_file(d):
             VALUES ('abcdefgh', 4, 'x', 1);
         INSERT INTO backends (id, name, kind, created_at)
             VALUES (2, 'lex', 'lexical', 1);
+        INSERT INTO backends (id, name, kind, model, created_at,
+            max_options, concurrency, extra)
+            VALUES (5, 'oa', 'openai', 'm', 1, 8, NULL, '{"seed": 1}');
+        INSERT INTO backend_replicas (backend_id, position, url)
+            VALUES (5, 0, 'http://127.0.0.1:9');
         INSERT INTO schemas (id, slug, created_at) VALUES (3, 's', 1);
         INSERT INTO schema_versions (schema_id, version, questions,
             fingerprint, backend_id, created_at)
@@ -251,7 +257,7 @@ def main():
         out = p.stdout
         t.ok(all("  %-18s %d rows" % (n, want[n]) in out for n in TABLES),
              "migrate prints the rows of every table", out)
-        t.ok("schema version 7" in out and "pepper" in out and
+        t.ok("schema version 8" in out and "pepper" in out and
              "same" in out and dst.url not in out,
              "it names the schema version and the pepper to keep, never "
              "the URL", out)
@@ -366,6 +372,11 @@ def main():
                            "decision_answers x ON x.decision_id = d.id"),
              [("v5", "abcdefgh", "0190aaaa-0000-7000-8000-000000000001",
                0.1, None)], "its rows are there")
+        t.eq(cluster.query(old, "SELECT name, options FROM backends "
+                           "ORDER BY name"),
+             [("lex", None), ("oa", '{"max_options":8,"extra":{"seed":1}}')],
+             "an openai backend's options moved into backends.options, "
+             "only those set, and copied")
         t.eq(digest(v5), v5_digest, "the version 5 file was not written")
         t.eq([n for n in os.listdir(os.environ.get("TMPDIR") or "/tmp")
               if n.startswith("evalgate-migrate-")], [],

@@ -574,7 +574,7 @@ def test_update_fits(t, g):
     """backend update is checked as add is, and against what is published
     on the backend: "tri" (4 levels) is published on "main"."""
     a = g.admin
-    row = "SELECT max_options, model FROM backends WHERE name = 'main'"
+    row = "SELECT options, model FROM backends WHERE name = 'main'"
     before = g.sql(row)
     p = a("backend", "update", "main", "--max-options", "3", check=False)
     refused(t, p, "--max-options 3 under a published 4-level schema",

@@ -1,17 +1,19 @@
 """test_upgrade: what an operator meets upgrading an install (README,
 "Upgrading"), over real lighttpd.
 
-A database one schema version behind the workers (version 6: version
-7's database with the index migrate-7 drops, as an install of the
-version before had it): /health/ready is 503 naming the version, and
-evaluations are 503, until `evalgate-admin init`, run while the gateway
-serves, migrates it and says so; then ready is 200 and evaluations
-answer.  Both programs print their version (--version), which is
+A database one schema version behind the workers (version 7: version
+8's database with a column per option of the openai kind instead of
+backends.options, as an install of the version before had it, holding
+an openai backend's options): /health/ready is 503 naming the version,
+and evaluations are 503, until `evalgate-admin init`, run while the
+gateway serves, migrates it and says so, the options moved into the one
+column; then ready is 200 and evaluations answer.  Both programs print their version (--version), which is
 `git describe --always --dirty` in a checkout, and /metrics's
 evalgate_build_info carries it.  A shared-memory file of another
 layout version, left by another build, is replaced with one log line
 naming both versions."""
 
+import json
 import os
 import struct
 import subprocess
@@ -61,14 +63,29 @@ def test_versions(t, g):
           if "build_info" in line])
 
 
+# The openai backend's options, as the version before kept them: a
+# column each (max_options, concurrency, extra; NULL the default).
+OLD_OPTIONS = {"max_options": 8, "concurrency": None,
+               "extra": {"seed": 1, "top_p": 0.5}}
+
+
 def set_back(g):
-    """The database as the version before left it: schema version 6,
-    with the index version 7 dropped."""
-    g.sql("CREATE INDEX decisions_time ON decisions(created_at_ms)")
-    if g.engine == "postgresql":
-        g.sql("UPDATE schema_version SET v = 6")
+    """The database as the version before left it: schema version 7,
+    each option of the openai kind in a column of its own, the openai
+    backend's set as OLD_OPTIONS, and no backends.options."""
+    pg = g.engine == "postgresql"
+    for col, typ in (("max_options", "INTEGER"), ("concurrency", "INTEGER"),
+                     ("extra", "TEXT")):
+        g.sql("ALTER TABLE backends ADD COLUMN %s %s" % (col, typ))
+    g.sql("UPDATE backends SET max_options = ?1, concurrency = ?2,"
+          " extra = ?3 WHERE name = 'oa'",
+          (OLD_OPTIONS["max_options"], OLD_OPTIONS["concurrency"],
+           json.dumps(OLD_OPTIONS["extra"])))
+    g.sql("ALTER TABLE backends DROP COLUMN options")
+    if pg:
+        g.sql("UPDATE schema_version SET v = 7")
     else:
-        g.sql("PRAGMA user_version = 6")
+        g.sql("PRAGMA user_version = 7")
 
 
 def test_schema_upgrade(t, g, key):
@@ -76,10 +93,10 @@ def test_schema_upgrade(t, g, key):
     g.stop()
     set_back(g)
     g.start()
-    why = "schema version 6, want 7: run evalgate-admin init"
+    why = "schema version 7, want 8: run evalgate-admin init"
     r = g.get("/health/ready")
     t.eq(r.status, 503, "ready is 503 while the database is at schema "
-         "version 6 and the workers need 7")
+         "version 7 and the workers need 8")
     body = r.json() if r.body else {}
     t.eq((body.get("status"), body.get("database"), body.get("cache"),
           body.get("reason")), ("unavailable", False, True, why),
@@ -95,7 +112,7 @@ def test_schema_upgrade(t, g, key):
 
     p = g.admin("init", check=False)
     t.eq(p.returncode, 0, "init while the gateway serves: exit 0")
-    t.ok("migrated the database from schema version 6 to 7" in p.stdout,
+    t.ok("migrated the database from schema version 7 to 8" in p.stdout,
          "init says what it migrated", p.stdout)
     t.ok(within(15, lambda: g.get("/health/ready").status == 200),
          "ready is 200 once migrated")
@@ -107,15 +124,31 @@ def test_schema_upgrade(t, g, key):
          "evaluations answer again, on every worker, without a restart")
     p = g.admin("init", check=False)
     t.ok(p.returncode == 0 and
-         "schema version 7, nothing to migrate" in p.stdout,
+         "schema version 8, nothing to migrate" in p.stdout,
          "init again: nothing to migrate", p.stdout)
+    rows = g.sql("SELECT kind, options FROM backends ORDER BY name")
+    t.eq([(k, json.loads(o) if o is not None else None) for k, o in rows],
+         [("lexical", None), ("openai", {"max_options": 8,
+                                          "extra": {"seed": 1,
+                                                    "top_p": 0.5}})],
+         "the migration moved the openai options into backends.options, "
+         "only those set; none for the lexical backend")
     if g.engine == "postgresql":
-        idx = g.sql("SELECT count(*) FROM pg_indexes"
-                    " WHERE indexname = 'decisions_time'")
+        cols = g.sql("SELECT count(*) FROM information_schema.columns"
+                     " WHERE table_name = 'backends' AND column_name IN"
+                     " ('max_options', 'concurrency', 'extra')")
     else:
-        idx = g.sql("SELECT count(*) FROM sqlite_master"
-                    " WHERE name = 'decisions_time'")
-    t.eq(idx[0][0], 0, "the migration ran (decisions_time dropped)")
+        cols = g.sql("SELECT count(*) FROM pragma_table_info('backends')"
+                     " WHERE name IN ('max_options', 'concurrency',"
+                     " 'extra')")
+    t.eq(cols[0][0], 0, "and dropped their old columns")
+    r = g.admin_request("GET", "/admin/v1/backends",
+                        key=g.new_key("upgrade-admin", "--admin"))
+    oa = [b for b in r.json().get("backends", []) if b["name"] == "oa"]
+    t.ok(len(oa) == 1 and oa[0].get("max_options") == 8 and
+         oa[0].get("concurrency") is None and
+         oa[0].get("extra") == OLD_OPTIONS["extra"],
+         "/admin/v1/backends shows them as before", r.body)
 
 
 def test_shm_replaced(t, g, key):
@@ -147,6 +180,8 @@ def main():
     try:
         key = g.new_key("upgrade")
         g.admin("backend", "add", "lex", "--kind", "lexical")
+        g.admin("backend", "add", "oa", "--kind", "openai", "--url",
+                "http://127.0.0.1:9", "--model", "m")
         g.publish("upgrade", QUESTIONS, "lex")
         g.admin("grant", "upgrade", "upgrade")
         g.start()

@@ -11,8 +11,9 @@ sqlite3:
   a column missing;
 - values out of what the console accepts: rate per minute, daily quota,
   retention days and created_at at the 64-bit limits, a key's
-  expires_at, a backend's timeout, in-flight cap, options and
-  concurrency, a schema version's temperature and threshold, names and
+  expires_at, a backend's timeout, in-flight cap, the options of its
+  kind (out of range, not JSON, or an option its kind does not have),
+  a schema version's temperature and threshold, names and
   slugs the console refuses, questions that are not JSON and criteria
   that are not what `schema publish` takes.
 
@@ -104,11 +105,21 @@ VALUES = {
         "UPDATE backends SET max_in_flight = 0",
         ["table 'backends'", "column 'max_in_flight'"]),
     "max options": (
-        "UPDATE backends SET max_options = 1000",
-        ["table 'backends'", "column 'max_options'"]),
+        "UPDATE backends SET kind = 'openai',"
+        " options = '{\"max_options\":1000}'",
+        ["table 'backends'", "column 'options'", "max_options",
+         "from 2 to 26"]),
     "concurrency": (
-        "UPDATE backends SET concurrency = -1",
-        ["table 'backends'", "column 'concurrency'"]),
+        "UPDATE backends SET kind = 'openai',"
+        " options = '{\"concurrency\":-1}'",
+        ["table 'backends'", "column 'options'", "concurrency"]),
+    "option of another kind": (
+        "UPDATE backends SET options = '{\"max_options\":8}'",
+        ["table 'backends'", "'lex'", "column 'options'",
+         "'max_options' is not an option of its kind"]),
+    "options not JSON": (
+        "UPDATE backends SET options = '{\"max_options\":'",
+        ["table 'backends'", "column 'options'", "not a JSON object"]),
     "temperature": (
         "UPDATE schema_versions SET temperature = 1e308",
         ["table 'schema_versions'", "'demo/1'", "column 'temperature'"]),
@@ -144,6 +155,8 @@ LIVE = {
     "key expiry": ("api_keys", "expires_at", SMALL, None),
     "backend timeout": ("backends", "timeout_ms", BIG, None),
     "in-flight cap": ("backends", "max_in_flight", -1, None),
+    "option of another kind": ("backends", "options",
+                               '{"max_options":8}', None),
     "temperature": ("schema_versions", "temperature", 1e308, None),
     "threshold": ("schema_versions", "abstain_threshold", -3.0, None),
     "questions not JSON": ("schema_versions", "questions",

@@ -1,7 +1,8 @@
 /* bounds_test.c: TAP tests of bounds.c: each field's kind, every bounded
  * integer and real at and just past its edges (and at the int64
  * extremes, NaN and the infinities), the name and slug rules, the JSON
- * fields (questions as publish takes them, objects), and each record
+ * fields (questions as publish takes them, objects), a backend's kind
+ * options against a table of them (bound_options()), and each record
  * check (bound_app() and the like), which refuses as a 500 naming the
  * record and the field. */
 #include "config.h"
@@ -33,8 +34,7 @@ static const struct {
 	{ BF_CREATED_AT, BK_INT }, { BF_EXPIRES_AT, BK_INT },
 	{ BF_REVOKED_AT, BK_INT }, { BF_BACKEND_NAME, BK_TEXT },
 	{ BF_BACKEND_ENABLED, BK_INT }, { BF_BACKEND_TIMEOUT, BK_INT },
-	{ BF_BACKEND_IN_FLIGHT, BK_INT }, { BF_BACKEND_OPTIONS, BK_INT },
-	{ BF_BACKEND_CONCURRENCY, BK_INT }, { BF_BACKEND_EXTRA, BK_TEXT },
+	{ BF_BACKEND_IN_FLIGHT, BK_INT }, { BF_BACKEND_OPTIONS, BK_TEXT },
 	{ BF_SLUG, BK_TEXT }, { BF_VERSION, BK_INT },
 	{ BF_GRANT_VERSION, BK_INT }, { BF_PUBLISHED, BK_INT },
 	{ BF_QUESTIONS, BK_TEXT }, { BF_TEMPERATURE, BK_REAL },
@@ -59,8 +59,6 @@ static const struct {
 	{ BF_BACKEND_ENABLED, "enabled", 0, 1 },
 	{ BF_BACKEND_TIMEOUT, "timeout_ms", 100, 3600000 },
 	{ BF_BACKEND_IN_FLIGHT, "max_in_flight", 1, 100000 },
-	{ BF_BACKEND_OPTIONS, "max_options", 2, 26 },
-	{ BF_BACKEND_CONCURRENCY, "concurrency", 1, 64 },
 	{ BF_VERSION, "version", 1, LIMIT_MAX },
 	{ BF_GRANT_VERSION, "grant version", 0, LIMIT_MAX },
 	{ BF_PUBLISHED, "published", 0, 1 },
@@ -150,10 +148,11 @@ static const struct {
 	{ BF_QUESTIONS, "5", 0 }, { BF_QUESTIONS, BAD_CRITERIA, 0 },
 	{ BF_QUESTIONS, "{\"q\":{\"type\":\"choice\"}}", 0 },
 	{ BF_QUESTIONS, "{\"q\":{\"type\":\"multi\"}}", 0 },
-	{ BF_BACKEND_EXTRA, "{}", 1 }, { BF_BACKEND_EXTRA, "{\"a\":1}", 1 },
-	{ BF_BACKEND_EXTRA, "", 0 }, { BF_BACKEND_EXTRA, "[]", 0 },
-	{ BF_BACKEND_EXTRA, "1", 0 }, { BF_BACKEND_EXTRA, "null", 0 },
-	{ BF_BACKEND_EXTRA, "{", 0 },
+	{ BF_BACKEND_OPTIONS, "{}", 1 },
+	{ BF_BACKEND_OPTIONS, "{\"a\":1}", 1 },
+	{ BF_BACKEND_OPTIONS, "", 0 }, { BF_BACKEND_OPTIONS, "[]", 0 },
+	{ BF_BACKEND_OPTIONS, "1", 0 }, { BF_BACKEND_OPTIONS, "null", 0 },
+	{ BF_BACKEND_OPTIONS, "{", 0 },
 	{ BF_VARIABLES, "{\"name\":\"string\"}", 1 },
 	{ BF_VARIABLES, "\"s\"", 0 }, { BF_VARIABLES, "nope", 0 },
 	/* Not a text field: refused whatever the text. */
@@ -431,34 +430,53 @@ test_apps_keys(void)
 		    keys[i].field, keys[i].name);
 }
 
+/* A kind's table of options, as a kind's file defines one. */
+static const struct backend_option opts[] = {
+	{ "max_options", BOPT_LONG, 2, 26, 20, "labels" },
+	{ "concurrency", BOPT_LONG, 1, 64, 8, "calls in flight" },
+	{ "extra", BOPT_JSON, 0, 0, 0, "merged into requests" },
+	{ NULL, BOPT__MAX, 0, 0, 0, NULL },
+};
+
 static void
 test_backend(void)
 {
 	static const struct {
 		const char	*name, *field;
-		int64_t		 timeout, in_flight, options;
-		int64_t		 concurrency;
-		const char	*extra;
+		int64_t		 timeout, in_flight;
+		const char	*options;
 	} cases[] = {
 		/* 0 and "" are the defaults. */
-		{ "defaults", NULL, 0, 0, 0, 0, "" },
-		{ "at the minima", NULL, 100, 1, 2, 1, "{}" },
-		{ "at the maxima", NULL, 3600000, 100000, 26, 64,
-		    "{\"top_p\":1}" },
-		{ "timeout 99", "timeout_ms", 99, 0, 0, 0, "" },
-		{ "timeout past an hour", "timeout_ms", 3600001, 0, 0, 0, "" },
-		{ "timeout INT64_MAX", "timeout_ms", INT64_MAX, 0, 0, 0, "" },
-		{ "in flight -1", "max_in_flight", 0, -1, 0, 0, "" },
-		{ "in flight 100001", "max_in_flight", 0, 100001, 0, 0, "" },
-		{ "1 option", "max_options", 0, 0, 1, 0, "" },
-		{ "27 options", "max_options", 0, 0, 27, 0, "" },
-		{ "concurrency -1", "concurrency", 0, 0, 0, -1, "" },
-		{ "concurrency 65", "concurrency", 0, 0, 0, 65, "" },
-		{ "extra an array", "extra", 0, 0, 0, 0, "[]" },
-		{ "extra not JSON", "extra", 0, 0, 0, 0, "{" },
+		{ "defaults", NULL, 0, 0, "" },
+		{ "at the minima", NULL, 100, 1, "{\"max_options\":2,"
+		    "\"concurrency\":1,\"extra\":{}}" },
+		{ "at the maxima", NULL, 3600000, 100000, "{\"max_options\":"
+		    "26,\"concurrency\":64,\"extra\":{\"top_p\":1}}" },
+		{ "no options set", NULL, 0, 0, "{}" },
+		{ "timeout 99", "timeout_ms", 99, 0, "" },
+		{ "timeout past an hour", "timeout_ms", 3600001, 0, "" },
+		{ "timeout INT64_MAX", "timeout_ms", INT64_MAX, 0, "" },
+		{ "in flight -1", "max_in_flight", 0, -1, "" },
+		{ "in flight 100001", "max_in_flight", 0, 100001, "" },
+		{ "1 option", "max_options", 0, 0, "{\"max_options\":1}" },
+		{ "27 options", "max_options", 0, 0, "{\"max_options\":27}" },
+		{ "options 2.5", "max_options", 0, 0,
+		    "{\"max_options\":2.5}" },
+		{ "options \"8\"", "max_options", 0, 0,
+		    "{\"max_options\":\"8\"}" },
+		{ "concurrency -1", "concurrency", 0, 0,
+		    "{\"concurrency\":-1}" },
+		{ "concurrency 65", "concurrency", 0, 0,
+		    "{\"concurrency\":65}" },
+		{ "extra an array", "extra", 0, 0, "{\"extra\":[]}" },
+		{ "an option of no kind", "'seed'", 0, 0, "{\"seed\":1}" },
+		{ "options not JSON", "kind option", 0, 0, "{" },
+		{ "options an array", "kind option", 0, 0, "[]" },
 	};
-	static struct backend	b;	/* 9 KiB: not on the stack */
+	static struct backend	b;	/* 13 KiB: not on the stack */
 	struct error		e = { 0 };
+	int64_t			vals[BACKEND_OPTIONS_MAX];
+	char			*big;
 	size_t			i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -466,12 +484,48 @@ test_backend(void)
 		strcpy(b.name, "lex");
 		b.timeout_ms = cases[i].timeout;
 		b.max_in_flight = cases[i].in_flight;
-		b.max_options = cases[i].options;
-		b.concurrency = cases[i].concurrency;
-		strcpy(b.extra, cases[i].extra);
-		record(bound_backend(&b, &e), &e, "backend", b.name,
+		strcpy(b.options, cases[i].options);
+		record(bound_backend(&b, opts, &e), &e, "backend", b.name,
 		    cases[i].field, cases[i].name);
 	}
+
+	/* The integers parsed by their row in the table, once. */
+	memset(&b, 0, sizeof(b));
+	strcpy(b.options, "{\"concurrency\":5,\"max_options\":3}");
+	ok(bound_backend(&b, opts, &e) == 0 && b.optval[0] == 3 &&
+	    b.optval[1] == 5 && b.optval[2] == 0, "options parsed by their "
+	    "row: max_options 3, concurrency 5, extra none");
+	strcpy(b.options, "");
+	ok(bound_backend(&b, opts, &e) == 0 && b.optval[0] == 0 &&
+	    b.optval[1] == 0, "no options: every value 0, the default");
+
+	/* A kind without options (NULL table) takes none. */
+	ok(bound_options(NULL, "", vals, &e) == 0 &&
+	    bound_options(NULL, "{}", vals, &e) == 0, "a kind without "
+	    "options: none taken");
+	ok(bound_options(NULL, "{\"max_options\":8}", vals, &e) == -1 &&
+	    strstr(e.message, "max_options") != NULL, "a kind without "
+	    "options: max_options refused (%s)", e.message);
+	error_clear(&e);
+
+	/* A JSON option of BACKEND_OPTION_JSON_MAX bytes, and one more:
+	 * {"extra":{"a":"xx...x"}}, its value from offset 9 to the '}'
+	 * before the last: "}} at offset n, n - 7 bytes. */
+	big = malloc(BACKEND_OPTIONS_SIZE);
+	memset(big, 'x', BACKEND_OPTIONS_SIZE - 1);
+	big[BACKEND_OPTIONS_SIZE - 1] = '\0';
+	memcpy(big, "{\"extra\":{\"a\":\"", 15);
+	snprintf(big + BACKEND_OPTION_JSON_MAX + 7, 4, "\"}}");
+	ok(bound_options(opts, big, vals, &e) == 0, "extra of %d bytes "
+	    "taken (%s)", BACKEND_OPTION_JSON_MAX, e.message);
+	error_clear(&e);
+	big[BACKEND_OPTION_JSON_MAX + 7] = 'x';
+	snprintf(big + BACKEND_OPTION_JSON_MAX + 8, 4, "\"}}");
+	ok(bound_options(opts, big, vals, &e) == -1 &&
+	    strstr(e.message, "extra") != NULL, "extra over %d bytes "
+	    "refused (%s)", BACKEND_OPTION_JSON_MAX, e.message);
+	error_clear(&e);
+	free(big);
 }
 
 /* Versions: a schema's (its questions) and a template's (its

@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "backend_openai.h"
+#include "json_util.h"
 #include "tap.h"
 
 #define EPS	1e-12
@@ -82,6 +83,19 @@ test_labels(void)
 	ok(backend_openai_label(Q_NOUL, 2, b) == NULL, "noul 2: none");
 }
 
+/* b's options set to the JSON text t, parsed as the store parses them
+ * when it reads a backend. */
+static void
+set_options(struct backend *b, const char *t)
+{
+	struct error e = { 0 };
+
+	snprintf(b->options, sizeof(b->options), "%s", t);
+	ok(bound_options(backend_kind_options(b->kind), b->options,
+	    b->optval, &e) == 0, "options %s taken (%s)", t, e.message);
+	error_clear(&e);
+}
+
 static void
 test_request(void)
 {
@@ -93,8 +107,8 @@ test_request(void)
 	memset(&b, 0, sizeof(b));
 	snprintf(b.kind, sizeof(b.kind), "openai");
 	snprintf(b.model, sizeof(b.model), "qwen2.5-1.5b-instruct");
-	snprintf(b.extra, sizeof(b.extra), "{\"chat_template_kwargs\":"
-	    "{\"enable_thinking\":false},\"temperature\":0.7}");
+	set_options(&b, "{\"extra\":{\"chat_template_kwargs\":"
+	    "{\"enable_thinking\":false},\"temperature\":0.7}}");
 	state = parse("{\"ticket\":\"refund please\",\"n\":[1,2]}");
 	text = backend_openai_request(&b, state, "dept", choice);
 	ok(text != NULL && (o = parse(text)) != NULL, "request is JSON");
@@ -140,8 +154,7 @@ test_request(void)
 	json_object_put(o);
 	free(text);
 
-	b.max_options = 5;
-	b.extra[0] = '\0';
+	set_options(&b, "{\"max_options\":5}");
 	json_object_put(state);
 	state = json_object_new_string("plain text");
 	text = backend_openai_request(&b, state, "urg", score);
@@ -280,8 +293,16 @@ test_kind(void)
 {
 	struct backend	 b;
 	struct error	 e = { 0 };
-	json_object	*qs, *in;
-	const struct backend_kind *k = backend_kind_find("openai");
+	json_object	*qs, *in, *v, *o;
+	const struct backend_kind *k = backend_kind_find("openai"), *kk;
+	size_t		 i, n;
+
+	for (i = 0; (kk = backend_kind_at(i)) != NULL; i++) {
+		for (n = 0; kk->options != NULL && kk->options[n].name; n++)
+			;
+		ok(n <= BACKEND_OPTIONS_MAX, "kind %s: %zu options, at most "
+		    "%d", kk->name, n, BACKEND_OPTIONS_MAX);
+	}
 
 	ok(k == &backend_kind_openai && k->remote, "openai is registered, "
 	    "remote");
@@ -295,7 +316,7 @@ test_kind(void)
 	    "\"b\":null,\"c\":null}}}");
 	ok(backend_check_schema(&b, qs, &e) == 0, "3 options under 20: "
 	    "published");
-	b.max_options = 2;
+	set_options(&b, "{\"max_options\":2}");
 	ok(backend_check_schema(&b, qs, &e) == -1 && e.code ==
 	    ERR_VALIDATION && strstr(e.message, "'big'") != NULL &&
 	    strstr(e.message, "2") != NULL, "3 options over 2: refused, "
@@ -309,14 +330,60 @@ test_kind(void)
 	json_object_put(in);
 	in = parse("{\"max_options\":26,\"concurrency\":null,\"extra\":"
 	    "{\"top_p\":1}}");
-	ok(backend_read_options(k, in, 1, &b, &e) == 0 && b.max_options ==
-	    26 && b.concurrency == 0 && strcmp(b.extra, "{\"top_p\":1}") == 0,
-	    "options read; null is the default");
+	ok(backend_read_options(k, in, 1, &b, &e) == 0 &&
+	    backend_option_long(&b, "max_options") == 26 &&
+	    backend_option_long(&b, "concurrency") == 8 &&
+	    strcmp(b.options, "{\"max_options\":26,\"extra\":{\"top_p\":1}}")
+	    == 0, "options read into one JSON text; null is the default (%s)",
+	    b.options);
+	json_object_put(in);
+	v = backend_option_json(&b, "extra");
+	ok(v != NULL && json_object_is_type(v, json_type_object) &&
+	    json_object_object_length(v) == 1, "extra: the object set");
+	json_object_put(v);
+	ok(backend_option_json(&b, "max_options") == NULL &&
+	    backend_option_json(&b, "nonesuch") == NULL, "no JSON option "
+	    "of another type or name");
+
+	/* An update keeps what it does not name, and null drops one. */
+	in = parse("{\"concurrency\":3}");
+	ok(backend_read_options(k, in, 1, &b, &e) == 0 &&
+	    backend_option_long(&b, "max_options") == 26 &&
+	    backend_option_long(&b, "concurrency") == 3, "an update of "
+	    "concurrency keeps max_options (%s)", b.options);
+	json_object_put(in);
+	in = parse("{\"max_options\":null,\"extra\":null}");
+	ok(backend_read_options(k, in, 1, &b, &e) == 0 &&
+	    backend_option_long(&b, "max_options") == 20 &&
+	    strcmp(b.options, "{\"concurrency\":3}") == 0, "null: back to "
+	    "the default, not stored (%s)", b.options);
+	json_object_put(in);
+	in = parse("{\"concurrency\":null}");
+	ok(backend_read_options(k, in, 1, &b, &e) == 0 &&
+	    b.options[0] == '\0' && b.optval[1] == 0, "none left: no text");
+	json_object_put(in);
+	in = parse("{\"max_options\":4}");
+	ok(backend_read_options(k, in, 0, &b, &e) == 0, "added with 4");
+	json_object_put(in);
+	o = ju_obj();
+	backend_options_json(&b, o);
+	ok(json_object_get_int(json_object_object_get(o, "max_options")) ==
+	    4 && json_object_object_get_ex(o, "concurrency", &v) &&
+	    v == NULL && json_object_object_get_ex(o, "extra", &v) &&
+	    v == NULL, "shown: max_options 4, the others null (defaults)");
+	json_object_put(o);
+	in = parse("{\"extra\":{\"a\":1}}");
+	ok(backend_read_options(k, in, 0, &b, &e) == 0 &&
+	    strcmp(b.options, "{\"extra\":{\"a\":1}}") == 0, "an add starts "
+	    "from no options (%s)", b.options);
+	json_object_put(in);
+	in = parse("{\"max_options\":4}");
+	ok(backend_read_options(k, in, 1, &b, &e) == 0, "max_options 4");
 	json_object_put(in);
 	snprintf(b.model, sizeof(b.model), "m");
 	ok(backend_check_add(k, NULL, &b, &e) == 0, "extra with its own "
 	    "members: accepted");
-	snprintf(b.extra, sizeof(b.extra), "{\"logprobs\":false}");
+	set_options(&b, "{\"extra\":{\"logprobs\":false}}");
 	ok(backend_check_add(k, NULL, &b, &e) == -1 && strstr(e.message,
 	    "logprobs") != NULL, "extra overriding logprobs: refused");
 	error_clear(&e);

@@ -32,7 +32,8 @@
 /* SQLite's .sql files (src/sql_files.c): store_sqlite.h, which has
  * them, defines another struct store. */
 extern const char schema_sql[], cache_sql[], migrate_2_sql[],
-    migrate_3_sql[], migrate_4_sql[], migrate_5_sql[], migrate_6_sql[];
+    migrate_3_sql[], migrate_4_sql[], migrate_5_sql[], migrate_6_sql[],
+    migrate_7_sql[], migrate_8_sql[];
 
 /* "table.column" of every column of SQLite's schema, made as init makes
  * it, and of the cache's admission table (as "admission.column"). */
@@ -44,7 +45,7 @@ sqlite_columns(void)
 {
 	static const char *const steps[] = { schema_sql, migrate_2_sql,
 	    migrate_3_sql, migrate_4_sql, migrate_5_sql, migrate_6_sql,
-	    "ATTACH DATABASE ':memory:' AS cache", cache_sql };
+	    migrate_7_sql, migrate_8_sql, "ATTACH DATABASE ':memory:' AS cache", cache_sql };
 	sqlite3		*db;
 	sqlite3_stmt	*stmt;
 	size_t		 i;
@@ -335,9 +336,17 @@ main(void)
 	    e.message);
 	error_clear(&e);
 	/* A database of version 6, the engine's first, with the index
-	 * version 7 dropped. */
+	 * version 7 dropped and the columns of the openai options that
+	 * version 8 moves into backends.options, set for one backend. */
 	PQclear(query(c, "CREATE INDEX decisions_time ON"
-	    " decisions(created_at_ms); UPDATE schema_version SET v = 6"));
+	    " decisions(created_at_ms);"
+	    " ALTER TABLE backends ADD COLUMN max_options BIGINT,"
+	    " ADD COLUMN concurrency BIGINT, ADD COLUMN extra TEXT,"
+	    " DROP COLUMN options;"
+	    " INSERT INTO backends (name, kind, created_at, max_options,"
+	    " concurrency, extra) VALUES ('oa', 'openai', 1, 8, NULL,"
+	    " '{\"seed\":1}'), ('lex', 'lexical', 1, NULL, NULL, NULL);"
+	    " UPDATE schema_version SET v = 6"));
 	ok(store_init(&s, &e) == 6 &&
 	    one(c, "SELECT v FROM schema_version") == STORE_SCHEMA_VERSION,
 	    "init takes a version-6 database to version %d, saying 6 %s",
@@ -345,6 +354,12 @@ main(void)
 	ok(one(c, "SELECT count(*) FROM pg_indexes"
 	    " WHERE indexname = 'decisions_time'") == 0,
 	    "and drops decisions_time");
+	ok(one(c, "SELECT count(*) FROM backends WHERE name = 'oa' AND"
+	    " options::jsonb = '{\"max_options\":8,\"extra\":{\"seed\":1}}'")
+	    == 1 && one(c, "SELECT count(*) FROM backends WHERE name = 'lex'"
+	    " AND options IS NULL") == 1, "and moves the openai options into"
+	    " backends.options, only those set");
+	PQclear(query(c, "DELETE FROM backends"));
 
 	mirrors_sqlite(c);
 	statements(c);
