@@ -31,6 +31,8 @@
 #define PG_SCHEMA_BASE	6
 static const char *const pg_migrations[] = {
 	pg_migrate_7_sql,	/* decisions_time dropped */
+	pg_migrate_8_sql,	/* (another change's step) */
+	pg_migrate_9_sql,	/* challengers and their answers */
 };
 _Static_assert(PG_SCHEMA_BASE + sizeof(pg_migrations) /
     sizeof(pg_migrations[0]) == STORE_SCHEMA_VERSION,

@@ -1,0 +1,5 @@
+-- migrate-8.sql: takes a database from user_version 7 to 8.
+--
+-- A placeholder: step 8 is another change's, made beside this one; it
+-- changes nothing here, so that step 9 (sql/migrate-9.sql) has its
+-- number.
