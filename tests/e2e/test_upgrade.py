@@ -107,7 +107,7 @@ def test_schema_upgrade(t, g, key):
          "evaluations answer again, on every worker, without a restart")
     p = g.admin("init", check=False)
     t.ok(p.returncode == 0 and
-         "schema version 7, nothing to migrate" in p.stdout,
+         "schema version 9, nothing to migrate" in p.stdout,
          "init again: nothing to migrate", p.stdout)
     if g.engine == "postgresql":
         idx = g.sql("SELECT count(*) FROM pg_indexes"
