@@ -118,9 +118,9 @@ def fill(t, g):
     a("grant", "app", "demo")
     a("grant", "other", "demo", "--version", "1")
     # A challenger of both versions: its answers are rows to carry.
-    a("backend", "add", "lex2", "--kind", "lexical")
+    a("backend", "add", "lexc", "--kind", "lexical")
     for v in ("1", "2"):
-        a("schema", "challenger", "add", "demo", "--backend", "lex2",
+        a("schema", "challenger", "add", "demo", "--backend", "lexc",
           "--share", "1", "--version", v)
     a("template", "publish", "ticket", "--body",
       write(g, "b1.txt", "Ticket: {{text}}"), "--variables",

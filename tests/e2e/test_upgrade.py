@@ -76,10 +76,10 @@ def test_schema_upgrade(t, g, key):
     g.stop()
     set_back(g)
     g.start()
-    why = "schema version 6, want 7: run evalgate-admin init"
+    why = "schema version 6, want 9: run evalgate-admin init"
     r = g.get("/health/ready")
     t.eq(r.status, 503, "ready is 503 while the database is at schema "
-         "version 6 and the workers need 7")
+         "version 6 and the workers need 9")
     body = r.json() if r.body else {}
     t.eq((body.get("status"), body.get("database"), body.get("cache"),
           body.get("reason")), ("unavailable", False, True, why),
@@ -95,7 +95,7 @@ def test_schema_upgrade(t, g, key):
 
     p = g.admin("init", check=False)
     t.eq(p.returncode, 0, "init while the gateway serves: exit 0")
-    t.ok("migrated the database from schema version 6 to 7" in p.stdout,
+    t.ok("migrated the database from schema version 6 to 9" in p.stdout,
          "init says what it migrated", p.stdout)
     t.ok(within(15, lambda: g.get("/health/ready").status == 200),
          "ready is 200 once migrated")
