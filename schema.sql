@@ -139,6 +139,31 @@ CREATE TABLE outcomes (
 	PRIMARY KEY (decision_id, question)
 ) WITHOUT ROWID;
 
+-- Challengers (sql/migrate-9.sql): the backends named for a schema
+-- version beside its own, and what each one answered, one row per
+-- decision and challenger.
+CREATE TABLE schema_challengers (
+	schema_id	INTEGER NOT NULL REFERENCES schemas(id),
+	version		INTEGER NOT NULL,
+	backend_id	INTEGER NOT NULL REFERENCES backends(id),
+	share		REAL NOT NULL,		-- of the evaluations, (0, 1]
+	created_at	INTEGER NOT NULL,
+	PRIMARY KEY (schema_id, version, backend_id)
+) WITHOUT ROWID;
+
+CREATE TABLE challenger_answers (
+	decision_id	TEXT NOT NULL REFERENCES decisions(id),
+	backend		TEXT NOT NULL,		-- backend name, as decisions.backend
+	answers		TEXT NOT NULL,		-- JSON: question -> untempered
+						-- distribution
+	latency_ms	INTEGER NOT NULL,
+	input_tokens	INTEGER,
+	output_tokens	INTEGER,
+	source		TEXT NOT NULL,		-- live | replay
+	recorded_at_ms	INTEGER NOT NULL,
+	PRIMARY KEY (decision_id, backend)
+) WITHOUT ROWID;
+
 -- Counts the changes to the tables above (applications to template
 -- versions): the triggers of sql/migrate-3.sql bump it, and each
 -- worker drops the catalog rows it keeps when it moves (store_kept.c).

@@ -70,6 +70,10 @@ struct kind_call {
 	const struct backend_kind	*kind;
 	struct store			*st;		/* borrowed; NULL: none */
 	size_t				 nurls;		/* replicas to try */
+	int				 challenger;	/* a challenger's call:
+							 * no probe, and not
+							 * in the client's
+							 * metrics */
 };
 
 const struct backend_kind *
@@ -353,10 +357,11 @@ unavailable(struct error *e, long retry_ms, const char *name,
  * has answered (or a cool-down has passed).  *wake_ms: when the first
  * replica left out may be asked again. */
 static size_t
-replicas_now(struct store *st, const struct backend *b, size_t n,
+replicas_now(const struct kind_call *kc, const struct backend *b, size_t n,
     size_t order[BACKEND_MAX_URLS], int64_t until[BACKEND_MAX_URLS],
     long *wake_ms)
 {
+	struct store	*st = kc->st;
 	int64_t	 now = clock_now_ms(), left;
 	size_t	 start = rotation++ % n, j, i, k = 0;
 
@@ -364,7 +369,7 @@ replicas_now(struct store *st, const struct backend *b, size_t n,
 	for (j = 0; j < n; j++) {
 		i = (start + j) % n;
 		until[i] = cooldown_get(st, b->urls[i]);
-		if (until[i] == 0 || (until[i] <= now &&
+		if (until[i] == 0 || (until[i] <= now && !kc->challenger &&
 		    shm_probe_claim(shm_host(), b->urls[i], now,
 		    BACKEND_COOLDOWN_MS))) {
 			order[k++] = i;
@@ -432,7 +437,7 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 	int				 rc = -1;
 
 	*how = SHM_CALL_OTHER;
-	n = replicas_now(kc->st, b, kc->nurls, order, until, &wake);
+	n = replicas_now(kc, b, kc->nurls, order, until, &wake);
 	if (n == 0) {
 		log_warn("backend '%s': every replica is cooling down; calls "
 		    "are refused until one may be probed", b->name);
@@ -451,7 +456,9 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 		t0 = clock_mono_us();
 		memset(&at, 0, sizeof(at));
 		if (k->ask(c, base, out, &at) == 0) {
-			metrics_backend(b->name, MO_OK, clock_mono_us() - t0);
+			if (!kc->challenger)
+				metrics_backend(b->name, MO_OK,
+				    clock_mono_us() - t0);
 			snprintf(out->replica, sizeof(out->replica), "%s",
 			    b->urls[i]);
 			if (until[i] != 0)
@@ -464,8 +471,9 @@ ask_replicas(const struct kind_call *kc, struct backend_call *c,
 		}
 		if (at.verdict != BV_FAILED)	/* it answered, or ours */
 			*how = SHM_CALL_OTHER;
-		metrics_backend(b->name, at.outcome != MO_OK ? at.outcome :
-		    MO_ERROR, clock_mono_us() - t0);
+		if (!kc->challenger)
+			metrics_backend(b->name, at.outcome != MO_OK ?
+			    at.outcome : MO_ERROR, clock_mono_us() - t0);
 		judge(kc, b, b->urls[i], until[i] != 0, &at, note,
 		    sizeof(note));
 		if (at.hint_ms > hint)
@@ -516,12 +524,13 @@ key_ready(const struct backend *b, struct error *e)
 
 /* Takes a place among b's evaluations in flight on the host, under
  * the rule inflight.h explains, waiting for one as long as the rule
- * allows: 1 taken, 0 refused (e set).  The wait looks at the host's
+ * allows (not at all if nowait: a challenger's call): 1 taken, 0
+ * refused (e set).  The wait looks at the host's
  * counts without the lock, napping 2, 4, ... 32 ms between looks, and
  * takes the lock only when they show room (or the rule changed). */
 static int
 inflight_enter(const struct backend *b, const struct settings *s,
-    long timeout_ms, struct error *e)
+    long timeout_ms, int nowait, struct error *e)
 {
 	struct shm		*m = shm_host();
 	struct shm_flight_view	 v;
@@ -535,6 +544,8 @@ inflight_enter(const struct backend *b, const struct settings *s,
 		shm_inflight_view(m, b->id, &v);
 		inflight_rule(&v, (long)b->max_in_flight, s->workers,
 		    timeout_ms, &r);
+		if (nowait)
+			r.wait_ms = 0;
 		if ((first || r.older_ms > 0 || v.in_flight < r.limit) &&
 		    shm_inflight_take(m, b->id, r.limit, r.older_ms, now))
 			return 1;
@@ -573,9 +584,10 @@ inflight_enter(const struct backend *b, const struct settings *s,
 static int
 remote(const struct backend_kind *k, struct store *st,
     const struct settings *s, const struct backend *b, json_object *state,
-    json_object *questions, struct backend_answer *out, struct error *e)
+    json_object *questions, int challenger, struct backend_answer *out,
+    struct error *e)
 {
-	struct kind_call	 kc = { k, st, b->nurls };
+	struct kind_call	 kc = { k, st, b->nurls, challenger };
 	struct backend_call	 c;
 	enum shm_call		 how;
 	int64_t			 t0;
@@ -596,7 +608,7 @@ remote(const struct backend_kind *k, struct store *st,
 	c.questions = questions;
 	c.timeout_ms = b->timeout_ms > 0 ? (long)b->timeout_ms :
 	    s->backend_timeout_ms;
-	if (!inflight_enter(b, s, c.timeout_ms, e))
+	if (!inflight_enter(b, s, c.timeout_ms, challenger, e))
 		return -1;
 	t0 = clock_mono_us();
 	rc = ask_replicas(&kc, &c, out, &how, e);
@@ -604,10 +616,11 @@ remote(const struct backend_kind *k, struct store *st,
 	return rc;
 }
 
-int
-backend_evaluate(struct store *st, const struct settings *s,
+/* backend_evaluate(), or backend_challenge() if challenger. */
+static int
+evaluate(struct store *st, const struct settings *s,
     const struct backend *b, json_object *state, json_object *questions,
-    struct backend_answer *out, struct error *e)
+    int challenger, struct backend_answer *out, struct error *e)
 {
 	const struct backend_kind	*k = backend_kind_find(b->kind);
 	int64_t				 t0 = clock_mono_us();
@@ -618,10 +631,32 @@ backend_evaluate(struct store *st, const struct settings *s,
 		return error_set(e, ERR_INTERNAL, NULL,
 		    "backend '%s' has an unknown kind", b->name);
 	if (k->remote)
-		return remote(k, st, s, b, state, questions, out, e);
+		return remote(k, st, s, b, state, questions, challenger, out,
+		    e);
 	/* A built-in backend answers as one attempt. */
 	rc = k->answer(b, state, questions, out, e);
-	metrics_backend(b->name, rc == 0 ? MO_OK : MO_ERROR,
-	    clock_mono_us() - t0);
+	if (!challenger)
+		metrics_backend(b->name, rc == 0 ? MO_OK : MO_ERROR,
+		    clock_mono_us() - t0);
+	return rc;
+}
+
+int
+backend_evaluate(struct store *st, const struct settings *s,
+    const struct backend *b, json_object *state, json_object *questions,
+    struct backend_answer *out, struct error *e)
+{
+	return evaluate(st, s, b, state, questions, 0, out, e);
+}
+
+int
+backend_challenge(struct store *st, const struct settings *s,
+    const struct backend *b, json_object *state, json_object *questions,
+    struct backend_answer *out, int *shed, struct error *e)
+{
+	int rc = evaluate(st, s, b, state, questions, 1, out, e);
+
+	*shed = rc == -1 && (e->unavailable == EU_IN_FLIGHT ||
+	    e->unavailable == EU_COOLING);
 	return rc;
 }

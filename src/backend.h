@@ -194,6 +194,18 @@ int	backend_evaluate(struct store *st, const struct settings *s,
 	    json_object *questions, struct backend_answer *out,
 	    struct error *e);
 
+/* backend_evaluate() for a challenger (README, "Challengers"), after
+ * the client was answered: it never waits for room among b's calls in
+ * flight (refused at once when the rule gives none), probes no resting
+ * replica, and is not counted in the client's backend metrics (the
+ * caller counts it with metrics_challenger()).  0, or -1 with e set and
+ * *shed 1 when the call was not made for want of room or of a replica
+ * out of its cool-down. */
+int	backend_challenge(struct store *st, const struct settings *s,
+	    const struct backend *b, json_object *state,
+	    json_object *questions, struct backend_answer *out, int *shed,
+	    struct error *e);
+
 /* Sets a up for questions (borrowed, validated): nquestions rows of
  * question_arity() zeros, no usage, no replica.  a is overwritten (it
  * must hold nothing).  0, or -1 when memory ran out (a left empty). */

@@ -133,6 +133,8 @@ static const struct {
 	{ CURLE_COULDNT_CONNECT,	BV_FAILED, MO_CONNECT,
 	  "cannot connect" },
 	{ CURLE_OPERATION_TIMEDOUT,	BV_FAILED, MO_TIMEOUT, "timed out" },
+	/* backend_http_give_up_when(): ours, nothing of the replica. */
+	{ CURLE_ABORTED_BY_CALLBACK,	BV_NONE, MO_ERROR, "given up" },
 	{ CURLE_FILESIZE_EXCEEDED,	BV_ANSWERED, MO_UNFIT,
 	  "answer too large" },
 	{ CURLE_GOT_NOTHING,		BV_FAILED, MO_CONNECT, "empty reply" },
@@ -247,6 +249,24 @@ backend_http_init(void)
 	return 0;
 }
 
+/* backend_http_give_up_when()'s test; NULL: none. */
+static int (*give_up)(void);
+
+void
+backend_http_give_up_when(int (*fn)(void))
+{
+	give_up = fn;
+}
+
+/* libcurl's progress callback: non-zero gives the transfer up. */
+static int
+on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+    curl_off_t ultotal, curl_off_t ulnow)
+{
+	(void)arg, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return give_up != NULL && give_up();
+}
+
 /* The options of one POST, on the easy handle h. */
 static void
 prepare(CURL *h, const char *url, const char *body,
@@ -282,6 +302,8 @@ prepare(CURL *h, const char *url, const char *body,
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, hints);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, give_up != NULL ? 0L : 1L);
 }
 
 int

@@ -39,6 +39,14 @@ struct curl_slist *backend_http_headers(const struct backend *b);
 /* Wipes the values (one is the key) and frees list; NULL is fine. */
 void	backend_http_headers_free(struct curl_slist *list);
 
+/* While fn is set (NULL: none), every transfer is given up as soon as
+ * fn() gives 1, which libcurl's progress callback asks often while
+ * data moves and about once a second while none does: a challenger's
+ * call once a client's request waits for the worker (challenger.c).  A
+ * transfer given up fails with the verdict BV_NONE ("given up"):
+ * nothing is held against the replica. */
+void	backend_http_give_up_when(int (*fn)(void));
+
 /* POSTs body (a JSON text, borrowed) to url with headers (borrowed),
  * timeout_ms for the whole exchange.  resp is emptied first; its cap
  * should be BACKEND_HTTP_MAX_ANSWER.  A 2xx answer: 0 with its body in

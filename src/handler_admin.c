@@ -57,6 +57,30 @@ seg_value(const struct route_seg *f, const char *seg, struct error *e)
 	return ju_int(strtoll(seg, NULL, 10));
 }
 
+/* The route's query parameter f, if the request has it, into in: 0,
+ * or -1 with e set (an integer that is not one from 1). */
+static int
+query_value(struct req *r, const struct route_seg *f, json_object *in,
+    struct error *e)
+{
+	char	 buf[INT_DIGITS_MAX + 2];
+	size_t	 n;
+
+	if (req_query(r, f->field, buf, sizeof(buf)) == NULL)
+		return 0;
+	if (f->kind == SEG_TEXT) {
+		ju_add(in, f->field, ju_string(buf));
+		return 0;
+	}
+	n = strlen(buf);
+	if (n == 0 || n > INT_DIGITS_MAX || strspn(buf, "0123456789") != n ||
+	    strtoll(buf, NULL, 10) < 1)
+		return error_set(e, ERR_VALIDATION, f->field,
+		    "must be an integer from 1");
+	ju_add(in, f->field, ju_int(strtoll(buf, NULL, 10)));
+	return 0;
+}
+
 /* The operation's input: the body with the path's fields added.  A body
  * member naming a path field must agree with the path.  A new
  * reference, or NULL with e set. */
@@ -81,6 +105,8 @@ input(struct req *r, const struct admin_call *d, struct error *e)
 		}
 		ju_add(in, d->segs[i].field, v);
 	}
+	if (d->query.field != NULL && query_value(r, &d->query, in, e) == -1)
+		goto fail;
 	return in;
 fail:
 	json_object_put(in);

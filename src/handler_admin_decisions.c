@@ -6,7 +6,8 @@
  * GET .../decisions/export?since=&until= streams the whole range as JSON
  * lines, reading a page at a time so that neither the worker's memory
  * nor a read transaction grows with the range.  Each decision is written
- * by decision.c, as GET /v1/decisions/{id} writes it. */
+ * by decision.c, as GET /v1/decisions/{id} writes it, with a member
+ * challengers when challengers answered for it. */
 #include "config.h"
 
 #include <stdio.h>
@@ -152,15 +153,49 @@ next_page(struct req *r, const struct decision_range *q, int limit,
 	    -1 : 0;
 }
 
-/* Decision i of p as JSON; NULL with *rc 0 if it went meanwhile. */
+/* One challenger's answer into the list arg. */
+static void
+challenger_row(const struct challenger_answer *c, void *arg)
+{
+	json_object *o = ju_obj();
+
+	ju_add_str(o, "backend", c->backend);
+	ju_add(o, "answers", json_object_get(c->answers));
+	ju_add(o, "latency_ms", ju_int(c->latency_ms));
+	ju_add(o, "input_tokens", c->has_usage ? ju_int(c->input_tokens) :
+	    NULL);
+	ju_add(o, "output_tokens", c->has_usage ? ju_int(c->output_tokens) :
+	    NULL);
+	ju_add_str(o, "source", c->source);
+	ju_add_time(o, "recorded_at", c->recorded_at_ms);
+	ju_push(arg, o);
+}
+
+/* Decision i of p as JSON, with its challengers' answers when it has
+ * some (README, "Challengers"); NULL with *rc 0 if it went meanwhile,
+ * or -1. */
 static json_object *
 row_json(struct req *r, const struct app *a, const struct page *p,
     size_t i, int *rc, struct error *e)
 {
-	json_object *o = NULL;
+	json_object *o = NULL, *list;
 
 	*rc = decision_json(r->store, p->rows[i].id, a->id, a->log_state, &o,
 	    e);
+	if (o == NULL)
+		return NULL;
+	list = ju_arr();
+	if (store_challenger_answers(r->store, p->rows[i].id, challenger_row,
+	    list, e) == -1) {
+		json_object_put(list);
+		json_object_put(o);
+		*rc = -1;
+		return NULL;
+	}
+	if (json_object_array_length(list) > 0)
+		ju_add(o, "challengers", list);
+	else
+		json_object_put(list);
 	return o;
 }
 

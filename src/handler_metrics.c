@@ -131,6 +131,20 @@ backends(struct expo *x, struct metrics_snapshot *s)
 			expo_sample(x, "evalgate_replica_cooldowns_total", l,
 			    1, n);
 		}
+	expo_family(x, "evalgate_challenger_calls_total", "counter",
+	    "Calls to a challenger after the client was answered, by "
+	    "outcome (shed: not made), apart from the client's calls.");
+	for (b = 0; b < METRICS_LABELS; b++)
+		for (o = 0; o < MC__MAX; o++) {
+			if ((n = s->sum.challenger[b][o]) == 0)
+				continue;
+			l[0] = (struct expo_label){ "backend",
+			    name_of(s->backend, s->nbackends, b) };
+			l[1] = (struct expo_label){ "outcome",
+			    metrics_challenger_names[o] };
+			expo_sample(x, "evalgate_challenger_calls_total", l, 2,
+			    n);
+		}
 }
 
 /* A counter family by schema. */

@@ -5,7 +5,8 @@
  * the fingerprint of the inline questions) and check the grant; admit
  * the call against the rate limit and quota; ask the backend with no
  * transaction open; temper and shape the answers; record the decision in
- * one write transaction; answer. */
+ * one write transaction; answer; hand the version's challengers their
+ * job, run once the answer has gone (challenger.h). */
 #include "config.h"
 
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "admission.h"
 #include "answer.h"
 #include "backend.h"
+#include "challenger.h"
 #include "clock.h"
 #include "handlers.h"
 #include "json_util.h"
@@ -450,6 +452,10 @@ handle_systemone(struct req *r, struct error *e)
 	metrics_decision(ev.sv.slug, abstained(ev.answers));
 	memcpy(r->note.decision, ev.id, sizeof(r->note.decision));
 	respond(r, &ev, gateway_ms);
+	/* Asked once the answer has gone (main.c), if the version has
+	 * challengers that the decision id selects. */
+	challenger_queue(ev.id, ev.sv.schema_id, ev.sv.version, ev.state,
+	    ev.questions);
 	rc = 0;
 out:
 	note(r, &ev);

@@ -37,6 +37,11 @@ struct admin_call {
 	enum op			 op;
 	struct route_seg	 segs[HTTP_MAX_PARAMS];
 	int			 status;	/* 0: not such a route */
+	struct route_seg	 query;		/* a query parameter of GET or
+						 * DELETE that fills the field
+						 * of its name (an integer:
+						 * anything else is a 400);
+						 * NULL field: none */
 };
 
 int	handle_admin(struct req *r, struct error *e);

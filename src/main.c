@@ -3,12 +3,14 @@
  * The web server (lighttpd mod_fastcgi, Apache mod_fcgid) starts it with
  * the listening socket on descriptor 0.  It reads its settings, opens its
  * own database connection (never one inherited across fork), then
- * answers one request per loop turn.  SIGTERM ends the loop after the
- * request in hand is answered.  `evalgate.fcgi --version` prints its
- * version and exits. */
+ * answers one request per loop turn, then asks the challengers of the
+ * evaluation it answered, if any.  SIGTERM ends the loop after the
+ * request in hand is answered (its challengers shed).
+ * `evalgate.fcgi --version` prints its version and exits. */
 #include "config.h"
 
 #include <malloc.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 
 #include "auth.h"
 #include "backend.h"
+#include "challenger.h"
 #include "clock.h"
 #include "http.h"
 #include "log.h"
@@ -47,6 +50,17 @@ static const char *
 env(const char *name)
 {
 	return getenv(name);
+}
+
+/* Whether the web server has a request waiting for this worker: its
+ * connection on the FastCGI socket (descriptor 0), not yet accepted.
+ * The challengers give way to it (challenger.h). */
+static int
+request_waiting(void)
+{
+	struct pollfd	 p = { 0, POLLIN, 0 };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
 }
 
 _Static_assert(ROUTE__MAX <= METRICS_NO_ROUTE, "every route has its cells");
@@ -164,6 +178,11 @@ main(int argc, char **argv)
 		req_free(&r);
 		FCGX_Finish_r(&fcgi);
 		shm_serving(shm, 0);
+		/* The web server has the whole response and the connection
+		 * is closed: only now are the challengers asked, so that
+		 * the client never waits for them (doc/design.md, section
+		 * 22). */
+		challenger_run(store, &settings, &stopping, request_waiting);
 		store_idle(store);
 	}
 	FCGX_Free(&fcgi, 1);

@@ -26,6 +26,10 @@ const char *const metrics_auth_names[MA__MAX] = {
 	[MA_NOT_ADMIN] = "not_admin",
 };
 
+const char *const metrics_challenger_names[MC__MAX] = {
+	[MC_OK] = "ok", [MC_FAILED] = "failed", [MC_SHED] = "shed",
+};
+
 const char *const metrics_refusal_names[MR__MAX] = {
 	[MR_RATE] = "rate", [MR_QUOTA] = "quota",
 };
@@ -198,6 +202,19 @@ metrics_cooldown(const char *backend)
 	if ((c = labelled(SHM_NAMES_BACKEND, backend, &b, &locked)) == NULL)
 		return;
 	add(&c->cooldowns[b], 1);
+	done(locked);
+}
+
+void
+metrics_challenger(const char *backend, enum metrics_challenger o)
+{
+	struct metrics_cells	*c;
+	struct shm		*locked;
+	size_t			 b;
+
+	if ((c = labelled(SHM_NAMES_BACKEND, backend, &b, &locked)) == NULL)
+		return;
+	add(&c->challenger[b][o < MC__MAX ? o : MC_FAILED], 1);
 	done(locked);
 }
 

@@ -59,6 +59,11 @@ enum metrics_auth {
 
 enum metrics_refusal { MR_RATE, MR_QUOTA, MR__MAX };
 
+/* How a challenger's call went (README, "Challengers"): answered,
+ * failed, or shed (not made: no room in flight, every replica resting,
+ * the worker stopping). */
+enum metrics_challenger { MC_OK, MC_FAILED, MC_SHED, MC__MAX };
+
 /* The cells of a slot (struct shm_metrics cell[]).  Histograms: one
  * count per bucket (not cumulative; the last past every bound), then
  * the sum of the values in microseconds. */
@@ -75,6 +80,7 @@ struct metrics_cells {
 	uint64_t auth[MA__MAX];
 	uint64_t db_busy;
 	uint64_t unavailable[EU__MAX];
+	uint64_t challenger[METRICS_LABELS][MC__MAX];
 };
 #define METRICS_HIST_SUM	(METRICS_BUCKETS + 1)	/* index of the sum */
 
@@ -83,6 +89,7 @@ extern const char *const metrics_outcome_names[MO__MAX];
 extern const char *const metrics_auth_names[MA__MAX];
 extern const char *const metrics_refusal_names[MR__MAX];
 extern const char *const metrics_unavailable_names[EU__MAX];
+extern const char *const metrics_challenger_names[MC__MAX];
 /* The statuses counted by their own label; index METRICS_STATUSES - 1
  * is "other" (0 here). */
 extern const int metrics_status[METRICS_STATUSES];
@@ -109,6 +116,8 @@ void	metrics_request(size_t route, int status, int64_t us);
 void	metrics_backend(const char *backend, enum metrics_outcome o,
 	    int64_t us);
 void	metrics_cooldown(const char *backend);
+/* A challenger's call, apart from the client's (metrics_backend). */
+void	metrics_challenger(const char *backend, enum metrics_challenger o);
 void	metrics_decision(const char *schema, int abstained);
 void	metrics_outcome(const char *schema);
 void	metrics_refusal(enum metrics_refusal r);

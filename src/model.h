@@ -188,6 +188,34 @@ struct calibration_row {
 	const char	*outcome;		/* the value, JSON text */
 };
 
+/* A challenger of a schema version (README, "Challengers"): a backend
+ * asked, after the client is answered, the same questions as the
+ * version's own backend for a share of its evaluations. */
+struct challenger {
+	int64_t	 schema_id;
+	int64_t	 version;
+	int64_t	 backend_id;
+	char	 backend[MODEL_NAME_SIZE];	/* its name, read back */
+	double	 share;				/* (0, 1] */
+	int64_t	 created_at;
+};
+
+/* What a challenger answered for a decision: one row per decision and
+ * challenger.  The pointers are borrowed (for the callback's duration
+ * when read back). */
+struct challenger_answer {
+	char		 decision_id[UUID7_LEN + 1];
+	const char	*backend;		/* name, as decisions.backend */
+	json_object	*answers;		/* question -> untempered
+						 * distribution */
+	int64_t		 latency_ms;
+	int		 has_usage;
+	int64_t		 input_tokens;
+	int64_t		 output_tokens;
+	const char	*source;		/* "live" or "replay" */
+	int64_t		 recorded_at_ms;
+};
+
 /* What an admitted call is told (the RateLimit-Policy and RateLimit
  * headers): the limits, and what is left of each and when it resets. */
 struct ratelimit {

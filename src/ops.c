@@ -123,6 +123,12 @@ static const struct op_def {
 	/* Its steps are transactions of their own, then its audit row:
 	 * ops_retention.c. */
 	[OP_DECISIONS_PRUNE] = { "decisions.prune", op_decisions_prune, 0 },
+	[OP_CHALLENGER_ADD] = { "schema.challenger.add", op_challenger_add,
+	    1 },
+	[OP_CHALLENGER_LIST] = { "schema.challenger.list", op_challenger_list,
+	    0 },
+	[OP_CHALLENGER_REMOVE] = { "schema.challenger.remove",
+	    op_challenger_remove, 1 },
 };
 
 /* What the audit row names: the first identifying member of the input. */

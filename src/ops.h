@@ -36,6 +36,9 @@ enum op {
 	OP_TEMPLATE_RENDER,
 	OP_CALIBRATION,		/* doc/design.md, section 15: ops_calibration.c */
 	OP_DECISIONS_PRUNE,	/* in steps, with its own audit row */
+	OP_CHALLENGER_ADD,	/* README, "Challengers": ops_challenger.c */
+	OP_CHALLENGER_LIST,
+	OP_CHALLENGER_REMOVE,
 	OP__MAX
 };
 

@@ -69,6 +69,14 @@ int	op_template_list(struct op_ctx *, json_object *, json_object **,
 int	op_template_render(struct op_ctx *, json_object *, json_object **,
 	    struct error *);
 
+/* ops_challenger.c */
+int	op_challenger_add(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_challenger_list(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_challenger_remove(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+
 /* ops_retention.c: not one transaction, but steps of its own and then
  * its audit row (mutates 0 in the table of ops.c). */
 int	op_decisions_prune(struct op_ctx *, json_object *, json_object **,

@@ -13,6 +13,11 @@
 #define ADMIN(m, p, o, st, ...) { .method = m, .pattern = "/admin/v1" p, \
 	.fn = handle_admin, .need = NEED_ADMIN, .charge = CHARGE_ROUTER, \
 	.admin = { .op = o, .segs = { __VA_ARGS__ }, .status = st } }
+/* The same, with a query parameter q filling a field (GET, DELETE). */
+#define ADMINQ(m, p, o, st, q, ...) { .method = m, \
+	.pattern = "/admin/v1" p, .fn = handle_admin, .need = NEED_ADMIN, \
+	.charge = CHARGE_ROUTER, .admin = { .op = o, .segs = { __VA_ARGS__ }, \
+	.status = st, .query = q } }
 #define NOSEG	{ .field = NULL }
 #define TEXT(f)	{ .field = f, .kind = SEG_TEXT }
 #define INT(f)	{ .field = f, .kind = SEG_INT }
@@ -96,8 +101,20 @@ const struct route routes[ROUTE__MAX] = {
 	[ROUTE_METRICS] = { .method = "GET", .pattern = "/metrics",
 	    .fn = handle_metrics, .need = NEED_METRICS,
 	    .charge = CHARGE_NONE, .internal = 1 },
+
+	/* Challengers (README, "Challengers"): the version in the body,
+	 * or in the query of GET and DELETE; the latest without. */
+	[ROUTE_ADMIN_CHALLENGER_ADD] = ADMIN("POST", "/schemas/{}/challengers",
+	    OP_CHALLENGER_ADD, 201, TEXT("id")),
+	[ROUTE_ADMIN_CHALLENGER_LIST] = ADMINQ("GET",
+	    "/schemas/{}/challengers", OP_CHALLENGER_LIST, 200,
+	    INT("version"), TEXT("id")),
+	[ROUTE_ADMIN_CHALLENGER_REMOVE] = ADMINQ("DELETE",
+	    "/schemas/{}/challengers/{}", OP_CHALLENGER_REMOVE, 200,
+	    INT("version"), TEXT("id"), TEXT("backend")),
 };
 
+#undef ADMINQ
 #undef ADMIN
 #undef NOSEG
 #undef TEXT

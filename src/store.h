@@ -299,7 +299,7 @@ int	 store_restore(const struct settings *s, const char *from,
 
 /* The move from SQLite to PostgreSQL (store_pg_import.c), for the
  * console's migrate: what was copied, table by table. */
-#define STORE_IMPORT_TABLES 14
+#define STORE_IMPORT_TABLES 16
 struct store_import {
 	int		 version;	/* the SQLite file's, as found */
 	int		 in_use;	/* a process had it open: pid */
@@ -352,6 +352,30 @@ int	 store_vacuum(struct store *st, int max_steps, struct error *e);
  * (VACUUM; needs as much free disk again).  Refused while a process has
  * it open.  0 or -1. */
 int	 store_compact(const struct settings *s, struct error *e);
+
+/* Challengers (README, "Challengers").  Names backend_id as a
+ * challenger of version of schema_id with c->share, or changes its
+ * share if it is one, inside the caller's transaction. */
+int	 store_challenger_set(struct store *st, const struct challenger *c,
+	    struct error *e);
+/* 1 removed, 0 it was none, -1. */
+int	 store_challenger_remove(struct store *st, int64_t schema_id,
+	    int64_t version, int64_t backend_id, struct error *e);
+/* The challengers of version of schema_id, by backend name, each with
+ * its name read back. */
+int	 store_challenger_each(struct store *st, int64_t schema_id,
+	    int64_t version, void (*fn)(const struct challenger *, void *),
+	    void *arg, struct error *e);
+/* Records what a challenger answered, in a write transaction of its
+ * own; one already recorded for the decision and backend is left as it
+ * is. */
+int	 store_challenger_answer_insert(struct store *st,
+	    const struct challenger_answer *a, struct error *e);
+/* What the challengers answered for decision id, by backend name: fn
+ * gets each (its members borrowed for the call). */
+int	 store_challenger_answers(struct store *st, const char *id,
+	    void (*fn)(const struct challenger_answer *, void *), void *arg,
+	    struct error *e);
 
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,

@@ -133,7 +133,20 @@
 	    (st, max_steps, e)) \
 	X(int, audit, (struct store *st, const char *actor, const char \
 	    *action, const char *target, json_object *details, struct error \
-	    *e), (st, actor, action, target, details, e))
+	    *e), (st, actor, action, target, details, e)) \
+	X(int, challenger_set, (struct store *st, const struct challenger *c, \
+	    struct error *e), (st, c, e)) \
+	X(int, challenger_remove, (struct store *st, int64_t schema_id, \
+	    int64_t version, int64_t backend_id, struct error *e), (st, \
+	    schema_id, version, backend_id, e)) \
+	X(int, challenger_each, (struct store *st, int64_t schema_id, int64_t \
+	    version, void (*fn)(const struct challenger *, void *), void *arg, \
+	    struct error *e), (st, schema_id, version, fn, arg, e)) \
+	X(int, challenger_answer_insert, (struct store *st, const struct \
+	    challenger_answer *a, struct error *e), (st, a, e)) \
+	X(int, challenger_answers, (struct store *st, const char *id, void \
+	    (*fn)(const struct challenger_answer *, void *), void *arg, struct \
+	    error *e), (st, id, fn, arg, e))
 
 #define STORE_VOID_OPS(X) \
 	X(void, maintain, (struct store *st), (st)) \
@@ -216,7 +229,7 @@ store_engine_of(struct store *st)
  * "Where a new thing goes"), and each engine's table of steps is
  * checked against it when it compiles (_Static_assert in store_sqlite.c
  * and store_pg.c). */
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 
 /* Retention, the same on either engine (doc/design.md, section 11.1;
  * store_retention.c). */

@@ -34,6 +34,7 @@
 extern const char pg_schema_sql[];	/* sql/pg/schema.sql */
 extern const char pg_migrate_7_sql[];	/* sql/pg/migrate-7.sql */
 extern const char pg_migrate_8_sql[];	/* sql/pg/migrate-8.sql */
+extern const char pg_migrate_9_sql[];	/* sql/pg/migrate-9.sql */
 
 #define PG_RETRY_MS	1000		/* between attempts to reconnect,
 					 * and the Retry-After of a 503 */
@@ -119,6 +120,12 @@ enum pg_stmt {
 	PG_STATE_CLEAR,
 	PG_RETAIN_NEXT_APP,
 	PG_VACUUM,
+	/* Challengers and their answers (store_pg_challenger.c). */
+	PG_CHALLENGER_SET,
+	PG_CHALLENGER_REMOVE,
+	PG_CHALLENGER_ALL,
+	PG_CHALLENGER_ANSWER_INSERT,
+	PG_CHALLENGER_ANSWERS,
 
 	PG_STMT__MAX
 };

@@ -148,6 +148,8 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    " (SELECT id FROM gone)),"
 	    " a AS (DELETE FROM decision_answers WHERE decision_id IN"
 	    " (SELECT id FROM gone)),"
+	    " c AS (DELETE FROM challenger_answers WHERE decision_id IN"
+	    " (SELECT id FROM gone)),"
 	    " d AS (DELETE FROM decisions WHERE id IN (SELECT id FROM gone)"
 	    " RETURNING 1)"
 	    " SELECT count(*) FROM d",
@@ -166,5 +168,32 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	/* After a prune from the console: the space of the rows it
 	 * deleted made reusable now rather than when autovacuum comes by
 	 * (outside any transaction). */
-	[PG_VACUUM] = "VACUUM decisions, decision_answers, outcomes",
+	[PG_VACUUM] = "VACUUM decisions, decision_answers, outcomes,"
+	    " challenger_answers",
+
+	/* Challengers (store_pg_challenger.c): $1 schema, $2 version, $3
+	 * backend; adding one again changes its share $4. */
+	[PG_CHALLENGER_SET] =
+	    "INSERT INTO schema_challengers (schema_id, version, backend_id,"
+	    " share, created_at) VALUES ($1, $2, $3, $4, $5)"
+	    " ON CONFLICT (schema_id, version, backend_id)"
+	    " DO UPDATE SET share = excluded.share",
+	[PG_CHALLENGER_REMOVE] =
+	    "DELETE FROM schema_challengers"
+	    " WHERE schema_id = $1 AND version = $2 AND backend_id = $3",
+	[PG_CHALLENGER_ALL] =
+	    "SELECT c.schema_id, c.version, c.backend_id, b.name, c.share,"
+	    " c.created_at FROM schema_challengers c"
+	    " JOIN backends b ON b.id = c.backend_id"
+	    " WHERE c.schema_id = $1 AND c.version = $2 ORDER BY b.name",
+	/* One per decision and backend: a second is left out. */
+	[PG_CHALLENGER_ANSWER_INSERT] =
+	    "INSERT INTO challenger_answers (decision_id, backend, answers,"
+	    " latency_ms, input_tokens, output_tokens, source,"
+	    " recorded_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+	    " ON CONFLICT (decision_id, backend) DO NOTHING",
+	[PG_CHALLENGER_ANSWERS] =
+	    "SELECT backend, answers, latency_ms, input_tokens, output_tokens,"
+	    " source, recorded_at_ms FROM challenger_answers"
+	    " WHERE decision_id = $1 ORDER BY backend",
 };

@@ -23,6 +23,7 @@ extern const char migrate_5_sql[];	/* sql/migrate-5.sql */
 extern const char migrate_6_sql[];	/* sql/migrate-6.sql */
 extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 extern const char migrate_8_sql[];	/* sql/migrate-8.sql */
+extern const char migrate_9_sql[];	/* sql/migrate-9.sql */
 
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_QUEUE_WAIT_MS 30000	/* waiting in the host's write-lock
@@ -152,6 +153,14 @@ enum stmt {
 	STMT_JOURNAL_WAL,
 	STMT_AUTO_VACUUM,
 	STMT_VACUUM,
+	/* Challengers and their answers (store_sqlite_challenger.c), and
+	 * a prune's deletion of the answers (store_sqlite_retention.c). */
+	STMT_CHALLENGER_SET,
+	STMT_CHALLENGER_REMOVE,
+	STMT_CHALLENGER_ALL,
+	STMT_CHALLENGER_ANSWER_INSERT,
+	STMT_CHALLENGER_ANSWERS,
+	STMT_PRUNE_CHALLENGERS,
 	STMT__MAX
 };
 extern const char *const store_sql[STMT__MAX];	/* static texts */

@@ -288,4 +288,32 @@ const char *const store_sql[STMT__MAX] = {
 	 * rewrites an old one (store_compact). */
 	[STMT_AUTO_VACUUM] = "PRAGMA auto_vacuum=INCREMENTAL",
 	[STMT_VACUUM] = "VACUUM",
+
+	/* Challengers (store_sqlite_challenger.c): ?1 schema, ?2 version,
+	 * ?3 backend; adding one again changes its share ?4. */
+	[STMT_CHALLENGER_SET] =
+	    "INSERT INTO schema_challengers (schema_id, version, backend_id,"
+	    " share, created_at) VALUES (?1, ?2, ?3, ?4, ?5)"
+	    " ON CONFLICT (schema_id, version, backend_id)"
+	    " DO UPDATE SET share = excluded.share",
+	[STMT_CHALLENGER_REMOVE] =
+	    "DELETE FROM schema_challengers"
+	    " WHERE schema_id = ?1 AND version = ?2 AND backend_id = ?3",
+	[STMT_CHALLENGER_ALL] =
+	    "SELECT c.schema_id, c.version, c.backend_id, b.name, c.share,"
+	    " c.created_at FROM schema_challengers c"
+	    " JOIN backends b ON b.id = c.backend_id"
+	    " WHERE c.schema_id = ?1 AND c.version = ?2 ORDER BY b.name",
+	/* One per decision and backend: a second is left out. */
+	[STMT_CHALLENGER_ANSWER_INSERT] =
+	    "INSERT INTO challenger_answers (decision_id, backend, answers,"
+	    " latency_ms, input_tokens, output_tokens, source,"
+	    " recorded_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+	    " ON CONFLICT (decision_id, backend) DO NOTHING",
+	[STMT_CHALLENGER_ANSWERS] =
+	    "SELECT backend, answers, latency_ms, input_tokens, output_tokens,"
+	    " source, recorded_at_ms FROM challenger_answers"
+	    " WHERE decision_id = ?1 ORDER BY backend",
+	[STMT_PRUNE_CHALLENGERS] =
+	    "DELETE FROM challenger_answers WHERE decision_id = ?1",
 };

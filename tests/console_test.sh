@@ -120,8 +120,8 @@ check "init again keeps the pepper" grep -q 'pepper .* kept' "$T/out"
 check "the pepper has mode 0600" \
     test "$(stat -c %a "$T/var/pepper")" = 600
 check "the cache is beside the database" test -f "$T/var/cache.db"
-check "the database records schema version 8" \
-    test "$(sql 'PRAGMA user_version')" = 8
+check "the database records schema version 9" \
+    test "$(sql 'PRAGMA user_version')" = 9
 check "without decisions_time, which no query reads since version 7" \
     test "$(sql "SELECT count(*) FROM sqlite_schema \
     WHERE name = 'decisions_time'")" = 0
@@ -142,8 +142,8 @@ sql 'DROP INDEX decisions_schema; DROP TABLE catalog_generation;
     DROP INDEX decisions_state_time;
     PRAGMA user_version=1'
 expect 0 "init migrates a version-1 database" init
-check "the migration brought it to version 8" \
-    test "$(sql 'PRAGMA user_version')" = 8
+check "the migration brought it to version 9" \
+    test "$(sql 'PRAGMA user_version')" = 9
 check "the migration added the keyed hash of keys and the in-flight limit" \
     sql 'SELECT secret_check FROM api_keys; SELECT max_in_flight FROM backends' 
 check "and the options of backend kinds, in one column, and the label \
@@ -165,7 +165,7 @@ check "and its triggers: insert, update, delete on 9 catalog tables" \
 generation() { sql 'SELECT n FROM catalog_generation'; }
 sql 'PRAGMA user_version=99'
 refused "a database newer than the program is refused" 'newer' init
-sql 'PRAGMA user_version=8'
+sql 'PRAGMA user_version=9'
 
 before=$(generation)
 expect 0 "app create" app create alpha --rate-per-minute 60

@@ -91,7 +91,7 @@ static file_cmd cmd_init, cmd_compact;
  * (op; run NULL) or a command on whole files (run; op OP__MAX).  Every
  * string is static. */
 static const struct cli_cmd {
-	const char	*words[2];	/* words[1] NULL: a one-word command */
+	const char	*words[3];	/* one to three; NULL after the last */
 	struct cli_arg	 args[MAX_ARGS];
 	struct cli_opt	 opts[MAX_OPTS];
 	enum op		 op;		/* OP__MAX: run runs instead */
@@ -250,6 +250,23 @@ static const struct cli_cmd {
 	    { "--to", "to", OPT_STRING, 1 } },
 	  OP__MAX, cmd_migrate, PRINT_OBJECT, NULL, NULL, 0,
 	  "migrate --from PATH --to URL", KINDOPTS_NONE },
+	{ { "schema", "challenger", "add" }, { { "id", 0 } },
+	  { { "--backend", "backend", OPT_STRING, 1 },
+	    { "--share", "share", OPT_NUMBER, 1 },
+	    { "--version", "version", OPT_INT, 0 } },
+	  OP_CHALLENGER_ADD, NULL, PRINT_OBJECT, NULL, NULL, 0,
+	  "schema challenger add SCHEMA --backend NAME --share S "
+	  "[--version N]", KINDOPTS_NONE },
+	{ { "schema", "challenger", "list" }, { { "id", 0 } },
+	  { { "--version", "version", OPT_INT, 0 } },
+	  OP_CHALLENGER_LIST, NULL, PRINT_TABLE, NULL, NULL, 0,
+	  "schema challenger list SCHEMA [--version N]", KINDOPTS_NONE },
+	{ { "schema", "challenger", "remove" }, { { "id", 0 } },
+	  { { "--backend", "backend", OPT_STRING, 1 },
+	    { "--version", "version", OPT_INT, 0 } },
+	  OP_CHALLENGER_REMOVE, NULL, PRINT_OBJECT, NULL, NULL, 0,
+	  "schema challenger remove SCHEMA --backend NAME [--version N]",
+	  KINDOPTS_NONE },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -539,7 +556,10 @@ parse_args(const struct cli_cmd *c, int argc, char **argv)
 static int
 cmd_words(const struct cli_cmd *c, int argc, char **argv)
 {
-	int i, n = c->words[1] != NULL ? 2 : 1;
+	int i, n = 1;
+
+	while (n < 3 && c->words[n] != NULL)
+		n++;
 
 	for (i = 0; i < n; i++)
 		if (i >= argc || strcmp(c->words[i], argv[i]) != 0)

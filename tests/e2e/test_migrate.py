@@ -42,7 +42,8 @@ require_postgresql()
 TABLES = ["applications", "api_keys", "backends", "backend_replicas",
           "schemas", "schema_versions", "grants", "templates",
           "template_versions", "decisions", "decision_answers",
-          "outcomes", "quota_days", "audit_log"]
+          "outcomes", "quota_days", "audit_log", "schema_challengers",
+          "challenger_answers"]
 DEMO = os.path.join(SRCDIR, "examples", "demo-questions.json")
 STATES = ["the checkout is broken, refund now, critical outage",
           "thank you, great service, question about the invoice",
@@ -116,6 +117,11 @@ def fill(t, g):
     a("schema", "publish", "demo", "--questions", DEMO, "--backend", "lex")
     a("grant", "app", "demo")
     a("grant", "other", "demo", "--version", "1")
+    # A challenger of both versions: its answers are rows to carry.
+    a("backend", "add", "lexc", "--kind", "lexical")
+    for v in ("1", "2"):
+        a("schema", "challenger", "add", "demo", "--backend", "lexc",
+          "--share", "1", "--version", v)
     a("template", "publish", "ticket", "--body",
       write(g, "b1.txt", "Ticket: {{text}}"), "--variables",
       write(g, "v1.json", {"text": "string"}))
@@ -257,7 +263,7 @@ def main():
         out = p.stdout
         t.ok(all("  %-18s %d rows" % (n, want[n]) in out for n in TABLES),
              "migrate prints the rows of every table", out)
-        t.ok("schema version 8" in out and "pepper" in out and
+        t.ok("schema version 9" in out and "pepper" in out and
              "same" in out and dst.url not in out,
              "it names the schema version and the pepper to keep, never "
              "the URL", out)

@@ -1,13 +1,14 @@
 """test_upgrade: what an operator meets upgrading an install (README,
 "Upgrading"), over real lighttpd.
 
-A database one schema version behind the workers (version 7: version
-8's database with a column per option of the openai kind instead of
-backends.options, as an install of the version before had it, holding
-an openai backend's options): /health/ready is 503 naming the version,
-and evaluations are 503, until `evalgate-admin init`, run while the
-gateway serves, migrates it and says so, the options moved into the one
-column; then ready is 200 and evaluations answer.  Both programs print their version (--version), which is
+A database two schema versions behind the workers (version 7: a
+column per option of the openai kind instead of backends.options, no
+tables of challengers, as an install of that version had it, holding an
+openai backend's options): /health/ready is 503 naming the version, and
+evaluations are 503, until `evalgate-admin init`, run while the gateway
+serves, migrates it and says so, the options moved into the one column;
+then ready is 200 and evaluations answer.  Both programs print their
+version (--version), which is
 `git describe --always --dirty` in a checkout, and /metrics's
 evalgate_build_info carries it.  A shared-memory file of another
 layout version, left by another build, is replaced with one log line
@@ -72,7 +73,8 @@ OLD_OPTIONS = {"max_options": 8, "concurrency": None,
 def set_back(g):
     """The database as the version before left it: schema version 7,
     each option of the openai kind in a column of its own, the openai
-    backend's set as OLD_OPTIONS, and no backends.options."""
+    backend's set as OLD_OPTIONS, no backends.options and no tables of
+    challengers."""
     pg = g.engine == "postgresql"
     for col, typ in (("max_options", "INTEGER"), ("concurrency", "INTEGER"),
                      ("extra", "TEXT")):
@@ -82,6 +84,8 @@ def set_back(g):
           (OLD_OPTIONS["max_options"], OLD_OPTIONS["concurrency"],
            json.dumps(OLD_OPTIONS["extra"])))
     g.sql("ALTER TABLE backends DROP COLUMN options")
+    g.sql("DROP TABLE challenger_answers")
+    g.sql("DROP TABLE schema_challengers")
     if pg:
         g.sql("UPDATE schema_version SET v = 7")
     else:
@@ -93,10 +97,10 @@ def test_schema_upgrade(t, g, key):
     g.stop()
     set_back(g)
     g.start()
-    why = "schema version 7, want 8: run evalgate-admin init"
+    why = "schema version 7, want 9: run evalgate-admin init"
     r = g.get("/health/ready")
     t.eq(r.status, 503, "ready is 503 while the database is at schema "
-         "version 7 and the workers need 8")
+         "version 7 and the workers need 9")
     body = r.json() if r.body else {}
     t.eq((body.get("status"), body.get("database"), body.get("cache"),
           body.get("reason")), ("unavailable", False, True, why),
@@ -112,7 +116,7 @@ def test_schema_upgrade(t, g, key):
 
     p = g.admin("init", check=False)
     t.eq(p.returncode, 0, "init while the gateway serves: exit 0")
-    t.ok("migrated the database from schema version 7 to 8" in p.stdout,
+    t.ok("migrated the database from schema version 7 to 9" in p.stdout,
          "init says what it migrated", p.stdout)
     t.ok(within(15, lambda: g.get("/health/ready").status == 200),
          "ready is 200 once migrated")
@@ -124,7 +128,7 @@ def test_schema_upgrade(t, g, key):
          "evaluations answer again, on every worker, without a restart")
     p = g.admin("init", check=False)
     t.ok(p.returncode == 0 and
-         "schema version 8, nothing to migrate" in p.stdout,
+         "schema version 9, nothing to migrate" in p.stdout,
          "init again: nothing to migrate", p.stdout)
     rows = g.sql("SELECT kind, options FROM backends ORDER BY name")
     t.eq([(k, json.loads(o) if o is not None else None) for k, o in rows],
@@ -142,6 +146,9 @@ def test_schema_upgrade(t, g, key):
                      " WHERE name IN ('max_options', 'concurrency',"
                      " 'extra')")
     t.eq(cols[0][0], 0, "and dropped their old columns")
+    t.eq(g.sql("SELECT count(*) FROM schema_challengers")[0][0] +
+         g.sql("SELECT count(*) FROM challenger_answers")[0][0], 0,
+         "and made the tables of challengers, empty")
     r = g.admin_request("GET", "/admin/v1/backends",
                         key=g.new_key("upgrade-admin", "--admin"))
     oa = [b for b in r.json().get("backends", []) if b["name"] == "oa"]

@@ -38,6 +38,7 @@ main(void)
 		{ migrate_6_sql, "sql/migrate-6.sql" },
 		{ migrate_7_sql, "sql/migrate-7.sql" },
 		{ migrate_8_sql, "sql/migrate-8.sql" },
+		{ migrate_9_sql, "sql/migrate-9.sql" },
 		{ "ATTACH DATABASE ':memory:' AS cache", "attach a cache" },
 		{ cache_sql, "sql/cache.sql" },
 	};

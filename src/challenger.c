@@ -1,0 +1,188 @@
+/* challenger.c: a schema version's challengers, asked after the client
+ * is answered (see challenger.h; doc/design.md, section 22). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "answer.h"
+#include "backend.h"
+#include "backend_http.h"
+#include "challenger.h"
+#include "clock.h"
+#include "json_util.h"
+#include "log.h"
+#include "metrics.h"
+#include "question.h"
+
+/* The job handed over by the request just answered; id "" none. */
+static struct {
+	char		 id[UUID7_LEN + 1];
+	int64_t		 schema_id;
+	int64_t		 version;
+	json_object	*state;		/* owned: a reference */
+	json_object	*questions;	/* owned: a reference */
+} job;
+
+/* The challengers of the job's version, as read. */
+struct chosen {
+	size_t			 n;
+	struct challenger	 c[CHALLENGER_MAX];
+};
+
+static void
+job_clear(void)
+{
+	json_object_put(job.state);
+	json_object_put(job.questions);
+	memset(&job, 0, sizeof(job));
+}
+
+void
+challenger_queue(const char *id, int64_t schema_id, int64_t version,
+    json_object *state, json_object *questions)
+{
+	job_clear();
+	snprintf(job.id, sizeof(job.id), "%s", id);
+	job.schema_id = schema_id;
+	job.version = version;
+	job.state = json_object_get(state);
+	job.questions = json_object_get(questions);
+}
+
+/* FNV-1a, 64 bits, over the decision id, a NUL and the backend's name:
+ * the same decision and backend give the same number on any host and
+ * in any later run (tests/e2e/test_challengers.py computes it too), so
+ * which decisions a challenger got can be told again.  Its top 53 bits
+ * are a number in [0, 1). */
+int
+challenger_selects(const char *id, const char *backend, double share)
+{
+	const unsigned char	*p;
+	uint64_t		 h = UINT64_C(14695981039346656037);
+	size_t			 i, len;
+	double			 x;
+
+	for (i = 0; i < 2; i++) {
+		p = (const unsigned char *)(i == 0 ? id : backend);
+		len = strlen((const char *)p) + (i == 0);	/* the NUL */
+		while (len-- > 0) {
+			h ^= *p++;
+			h *= UINT64_C(1099511628211);
+		}
+	}
+	x = (double)(h >> 11) / 9007199254740992.0;	/* 2^53 */
+	return x < share;
+}
+
+static void
+chosen_add(const struct challenger *c, void *arg)
+{
+	struct chosen *ch = arg;
+
+	if (ch->n < CHALLENGER_MAX && challenger_selects(job.id, c->backend,
+	    c->share))
+		ch->c[ch->n++] = *c;
+}
+
+/* The untempered distributions of a, question by question, as the
+ * decision keeps its own: a new object, or NULL (e set) when they do
+ * not fit. */
+static json_object *
+distributions(const char *backend, struct backend_answer *a,
+    struct error *e)
+{
+	json_object	*dists = ju_obj(), *d;
+	size_t		 i = 0, n;
+
+	json_object_object_foreach(job.questions, name, q) {
+		n = question_arity(q);
+		if (i >= a->nquestions || answer_normalise(a->dist[i], n) == -1 ||
+		    (d = answer_distribution_json(q, a->dist[i], n)) == NULL) {
+			json_object_put(dists);
+			error_set(e, ERR_BACKEND_UNAVAILABLE, NULL,
+			    "backend '%s' gave no usable distribution for "
+			    "'%s'", backend, name);
+			return NULL;
+		}
+		ju_add(dists, name, d);
+		i++;
+	}
+	return dists;
+}
+
+/* Asks challenger c and records its answer: an outcome to count. */
+static enum metrics_challenger
+ask(struct store *st, const struct settings *s, const struct challenger *c,
+    const volatile sig_atomic_t *stopping, int (*waiting)(void),
+    struct error *e)
+{
+	struct challenger_answer	 row;
+	struct backend_answer		 ba;
+	struct backend			 b;
+	int64_t				 t0;
+	int				 rc, shed = 0;
+
+	if (*stopping || waiting())
+		return MC_SHED;
+	store_read_begin(st);
+	rc = store_backend_by_id(st, c->backend_id, &b, e);
+	store_read_end(st);
+	if (rc != 1 || !b.enabled)
+		return rc == -1 ? MC_FAILED : MC_SHED;
+	t0 = clock_mono_us();
+	backend_http_give_up_when(waiting);
+	rc = backend_challenge(st, s, &b, job.state, job.questions, &ba,
+	    &shed, e);
+	backend_http_give_up_when(NULL);
+	if (rc == -1)
+		return shed || waiting() ? MC_SHED : MC_FAILED;
+	memset(&row, 0, sizeof(row));
+	row.latency_ms = (clock_mono_us() - t0 + 500) / 1000;
+	memcpy(row.decision_id, job.id, sizeof(row.decision_id));
+	row.backend = b.name;
+	row.has_usage = ba.has_usage;
+	row.input_tokens = ba.input_tokens;
+	row.output_tokens = ba.output_tokens;
+	row.source = "live";
+	row.recorded_at_ms = clock_now_ms();
+	row.answers = distributions(b.name, &ba, e);
+	backend_answer_free(&ba);
+	if (row.answers == NULL)
+		return MC_FAILED;
+	rc = store_challenger_answer_insert(st, &row, e);
+	json_object_put(row.answers);
+	return rc == 0 ? MC_OK : MC_FAILED;
+}
+
+void
+challenger_run(struct store *st, const struct settings *s,
+    const volatile sig_atomic_t *stopping, int (*waiting)(void))
+{
+	struct chosen			 ch;
+	struct error			 e = { 0 };
+	enum metrics_challenger		 o;
+	size_t				 i;
+	int				 rc;
+
+	if (job.id[0] == '\0')
+		return;
+	ch.n = 0;
+	store_read_begin(st);
+	rc = store_challenger_each(st, job.schema_id, job.version, chosen_add,
+	    &ch, &e);
+	store_read_end(st);
+	if (rc == -1) {
+		log_warn("challengers of decision %s: %s", job.id, e.message);
+		error_clear(&e);
+	}
+	for (i = 0; i < ch.n; i++) {
+		o = ask(st, s, &ch.c[i], stopping, waiting, &e);
+		metrics_challenger(ch.c[i].backend, o);
+		if (o == MC_FAILED)
+			log_warn("challenger '%s' of decision %s: %s",
+			    ch.c[i].backend, job.id, e.message);
+		error_clear(&e);
+	}
+	job_clear();
+}

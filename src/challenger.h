@@ -1,0 +1,48 @@
+/* challenger.h: asking a schema version's challengers after the client
+ * is answered (README, "Challengers"; doc/design.md, section 22).
+ *
+ * The evaluation hands over a pending job once its decision is recorded
+ * and its answer written (challenger_queue()); the worker runs it after
+ * FCGX_Finish_r(), once the web server has the whole response
+ * (challenger_run()).  The job reads the version's challengers, keeps
+ * those the hash of the decision id selects, asks each with
+ * backend_challenge() (never waiting for room in flight), and records
+ * what each answered beside the decision.  Nothing of it reaches the
+ * client: not its answer, its latency nor its charge.  One job at a
+ * time per process: the one of the request just answered. */
+#ifndef EVALGATE_CHALLENGER_H
+#define EVALGATE_CHALLENGER_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "store.h"
+
+struct settings;
+
+/* The challengers of one version asked for one decision, at most. */
+#define CHALLENGER_MAX	8
+
+/* Hands over the job of decision id of version of schema_id: state and
+ * questions (borrowed, validated) are held (a reference each) until
+ * challenger_run() or the next challenger_queue() drops them. */
+void	challenger_queue(const char *id, int64_t schema_id, int64_t version,
+	    json_object *state, json_object *questions);
+
+/* Runs the job handed over, if any, on st (no transaction open), then
+ * forgets it.  A call is shed, not made, once *stopping is set
+ * (SIGTERM) or waiting() says a client's request waits for this worker,
+ * and one in flight is given up as soon as waiting() says so
+ * (backend_http_give_up_when()): the web server hands a worker its next
+ * request as soon as it has answered.  Every failure is logged and
+ * counted, never returned. */
+void	challenger_run(struct store *st, const struct settings *s,
+	    const volatile sig_atomic_t *stopping, int (*waiting)(void));
+
+/* Whether the challenger backend gets decision id at share (0, 1]: a
+ * stable 64-bit hash of both mapped to [0, 1), below share. */
+int	challenger_selects(const char *id, const char *backend, double share);
+
+#endif

@@ -1,0 +1,141 @@
+/* store_pg_challenger.c: challengers on PostgreSQL, as the SQLite
+ * engine keeps them (store_sqlite_challenger.c): the backends named for
+ * a schema version beside its own, and what each one answered for a
+ * decision (deleted with it by PG_PRUNE_DELETE). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "store_pg.h"
+
+/* JSON as kept in a TEXT column: compact, '/' left alone. */
+#define STORED_JSON (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+int
+pg_challenger_set(struct store *pg, const struct challenger *c,
+    struct error *e)
+{
+	struct pg_params p;
+
+	pg_params_init(&p);
+	pg_bind_int(&p, 1, c->schema_id);
+	pg_bind_int(&p, 2, c->version);
+	pg_bind_int(&p, 3, c->backend_id);
+	pg_bind_double(&p, 4, c->share);
+	pg_bind_int(&p, 5, clock_now_ms() / 1000);
+	return pg_run(pg, PG_CHALLENGER_SET, &p, e, "set challenger") == -1 ?
+	    -1 : 0;
+}
+
+int
+pg_challenger_remove(struct store *pg, int64_t schema_id, int64_t version,
+    int64_t backend_id, struct error *e)
+{
+	struct pg_params	p;
+	int64_t			n;
+
+	pg_params_init(&p);
+	pg_bind_int(&p, 1, schema_id);
+	pg_bind_int(&p, 2, version);
+	pg_bind_int(&p, 3, backend_id);
+	n = pg_run(pg, PG_CHALLENGER_REMOVE, &p, e, "remove challenger");
+	return n == -1 ? -1 : n > 0;
+}
+
+int
+pg_challenger_each(struct store *pg, int64_t schema_id, int64_t version,
+    void (*fn)(const struct challenger *, void *), void *arg,
+    struct error *e)
+{
+	struct pg_params	p;
+	struct challenger	c;
+	PGresult		*r;
+	int			i;
+
+	pg_params_init(&p);
+	pg_bind_int(&p, 1, schema_id);
+	pg_bind_int(&p, 2, version);
+	if ((r = pg_exec(pg, PG_CHALLENGER_ALL, &p, e, "challengers")) ==
+	    NULL)
+		return -1;
+	for (i = 0; i < PQntuples(r); i++) {
+		memset(&c, 0, sizeof(c));
+		c.schema_id = pg_int(r, i, 0);
+		c.version = pg_int(r, i, 1);
+		c.backend_id = pg_int(r, i, 2);
+		pg_copy(r, i, 3, c.backend, sizeof(c.backend));
+		c.share = pg_double(r, i, 4);
+		c.created_at = pg_int(r, i, 5);
+		fn(&c, arg);
+	}
+	PQclear(r);
+	return 0;
+}
+
+int
+pg_challenger_answer_insert(struct store *pg,
+    const struct challenger_answer *a, struct error *e)
+{
+	struct pg_params	 p;
+	const char		*text;
+
+	if ((text = json_object_to_json_string_ext(a->answers,
+	    STORED_JSON)) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	pg_params_init(&p);
+	pg_bind_text(&p, 1, a->decision_id);
+	pg_bind_text(&p, 2, a->backend);
+	pg_bind_text(&p, 3, text);
+	pg_bind_int(&p, 4, a->latency_ms);
+	if (a->has_usage) {
+		pg_bind_int(&p, 5, a->input_tokens);
+		pg_bind_int(&p, 6, a->output_tokens);
+	} else {
+		pg_bind_null(&p, 5);
+		pg_bind_null(&p, 6);
+	}
+	pg_bind_text(&p, 7, a->source);
+	pg_bind_int(&p, 8, a->recorded_at_ms);
+	/* One statement: its own transaction. */
+	return pg_run(pg, PG_CHALLENGER_ANSWER_INSERT, &p, e,
+	    "record a challenger's answer") == -1 ? -1 : 0;
+}
+
+int
+pg_challenger_answers(struct store *pg, const char *id,
+    void (*fn)(const struct challenger_answer *, void *), void *arg,
+    struct error *e)
+{
+	struct pg_params	 p;
+	struct challenger_answer a;
+	PGresult		*r;
+	int			 i, rc = 0;
+
+	pg_params_init(&p);
+	pg_bind_text(&p, 1, id);
+	if ((r = pg_exec(pg, PG_CHALLENGER_ANSWERS, &p, e,
+	    "challenger answers")) == NULL)
+		return -1;
+	for (i = 0; i < PQntuples(r) && rc == 0; i++) {
+		memset(&a, 0, sizeof(a));
+		snprintf(a.decision_id, sizeof(a.decision_id), "%s", id);
+		a.backend = pg_str(r, i, 0);
+		if (pg_json(pg_str(r, i, 1), &a.answers, "challenger answers",
+		    e) == -1) {
+			rc = -1;
+			break;
+		}
+		a.latency_ms = pg_int(r, i, 2);
+		a.has_usage = !pg_is_null(r, i, 3);
+		a.input_tokens = pg_int(r, i, 3);
+		a.output_tokens = pg_int(r, i, 4);
+		a.source = pg_str(r, i, 5);
+		a.recorded_at_ms = pg_int(r, i, 6);
+		fn(&a, arg);
+		json_object_put(a.answers);
+	}
+	PQclear(r);
+	return rc;
+}
