@@ -10,6 +10,7 @@
 #include "backend_http.h"
 #include "challenger.h"
 #include "clock.h"
+#include "compare.h"
 #include "json_util.h"
 #include "log.h"
 #include "metrics.h"
@@ -50,37 +51,12 @@ challenger_queue(const char *id, int64_t schema_id, int64_t version,
 	job.questions = json_object_get(questions);
 }
 
-/* FNV-1a, 64 bits, over the decision id, a NUL and the backend's name:
- * the same decision and backend give the same number on any host and
- * in any later run (tests/e2e/test_challengers.py computes it too), so
- * which decisions a challenger got can be told again.  Its top 53 bits
- * are a number in [0, 1). */
-int
-challenger_selects(const char *id, const char *backend, double share)
-{
-	const unsigned char	*p;
-	uint64_t		 h = UINT64_C(14695981039346656037);
-	size_t			 i, len;
-	double			 x;
-
-	for (i = 0; i < 2; i++) {
-		p = (const unsigned char *)(i == 0 ? id : backend);
-		len = strlen((const char *)p) + (i == 0);	/* the NUL */
-		while (len-- > 0) {
-			h ^= *p++;
-			h *= UINT64_C(1099511628211);
-		}
-	}
-	x = (double)(h >> 11) / 9007199254740992.0;	/* 2^53 */
-	return x < share;
-}
-
 static void
 chosen_add(const struct challenger *c, void *arg)
 {
 	struct chosen *ch = arg;
 
-	if (ch->n < CHALLENGER_MAX && challenger_selects(job.id, c->backend,
+	if (ch->n < CHALLENGER_MAX && cmp_to_challenger(job.id, c->backend,
 	    c->share))
 		ch->c[ch->n++] = *c;
 }

@@ -41,8 +41,5 @@ void	challenger_queue(const char *id, int64_t schema_id, int64_t version,
 void	challenger_run(struct store *st, const struct settings *s,
 	    const volatile sig_atomic_t *stopping, int (*waiting)(void));
 
-/* Whether the challenger backend gets decision id at share (0, 1]: a
- * stable 64-bit hash of both mapped to [0, 1), below share. */
-int	challenger_selects(const char *id, const char *backend, double share);
 
 #endif

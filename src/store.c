@@ -9,20 +9,6 @@
 #include "settings.h"
 #include "store_engine.h"
 
-static store_kind_options_fn *kind_options;	/* NULL: none given */
-
-void
-store_set_kind_options(store_kind_options_fn *of)
-{
-	kind_options = of;
-}
-
-const struct backend_option *
-store_kind_options(const char *kind)
-{
-	return kind_options != NULL ? kind_options(kind) : NULL;
-}
-
 /* A build without libpq refuses SERVICE_DB_URL when the settings are
  * loaded (settings.c), so it never reaches here. */
 static const struct store_engine *

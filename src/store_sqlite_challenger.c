@@ -83,7 +83,7 @@ sq_challenger_answer_insert(struct store *st,
 	if ((text = json_object_to_json_string_ext(a->answers,
 	    STORED_JSON)) == NULL)
 		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
-	if (store_begin(st, e) == -1)
+	if (sq_begin(st, e) == -1)
 		return -1;
 	if ((stmt = sqlite_stmt(st, STMT_CHALLENGER_ANSWER_INSERT, e)) ==
 	    NULL)
@@ -101,9 +101,9 @@ sq_challenger_answer_insert(struct store *st,
 	if (sqlite_exec_stmt(st, stmt, e, "record a challenger's answer") ==
 	    -1)
 		goto fail;
-	return store_commit(st, e);
+	return sq_commit(st, e);
 fail:
-	store_rollback(st);
+	sq_rollback(st);
 	return -1;
 }
 

@@ -37,12 +37,19 @@ STATE = "the letter x, fine and high"
 
 
 def fnv_selects(decision_id, backend, share):
-    """challenger.c's choice: FNV-1a 64 over id, NUL, backend name; its
-    top 53 bits as a number in [0, 1), below share."""
+    """compare.c's choice (cmp_share_point): FNV-1a 64 over id, NUL,
+    backend name, mixed by MurmurHash3's fmix64; its top 53 bits as a
+    number in [0, 1), below share."""
+    m = 0xFFFFFFFFFFFFFFFF
     h = 14695981039346656037
     for b in decision_id.encode() + b"\0" + backend.encode():
         h ^= b
-        h = (h * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+        h = (h * 1099511628211) & m
+    h ^= h >> 33
+    h = (h * 0xff51afd7ed558ccd) & m
+    h ^= h >> 33
+    h = (h * 0xc4ceb9fe1a85ec53) & m
+    h ^= h >> 33
     return (h >> 11) / float(1 << 53) < share
 
 
