@@ -50,6 +50,8 @@ int	handle_admin_decisions(struct req *r, struct error *e);
 int	handle_admin_export(struct req *r, struct error *e);
 /* A schema version's calibration report (handler_calibration.c). */
 int	handle_admin_calibration(struct req *r, struct error *e);
+/* A schema version's comparison with its challengers (the same file). */
+int	handle_admin_compare(struct req *r, struct error *e);
 /* GET /metrics, on the internal listener only (handler_metrics.c). */
 int	handle_metrics(struct req *r, struct error *e);
 

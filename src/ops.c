@@ -2,7 +2,8 @@
  * runs each (a mutation in one write transaction with its audit row),
  * and the checks the families share.  The operations themselves are in
  * ops_app.c (applications, keys), ops_backend.c, ops_schema.c (schemas,
- * grants), ops_template.c, ops_calibration.c and ops_retention.c. */
+ * grants), ops_template.c, ops_calibration.c, ops_retention.c,
+ * ops_challenger.c and ops_compare.c. */
 #include "config.h"
 
 #include <stdio.h>
@@ -129,6 +130,10 @@ static const struct op_def {
 	    0 },
 	[OP_CHALLENGER_REMOVE] = { "schema.challenger.remove",
 	    op_challenger_remove, 1 },
+	/* Read-only, or publishing through OP_SCHEMA_PUBLISH (its own
+	 * transaction and audit row): ops_compare.c. */
+	[OP_COMPARE] = { "schema.compare", op_compare, 0 },
+	[OP_PROMOTE] = { "schema.promote", op_promote, 0 },
 };
 
 /* What the audit row names: the first identifying member of the input. */

@@ -39,6 +39,8 @@ enum op {
 	OP_CHALLENGER_ADD,	/* README, "Challengers": ops_challenger.c */
 	OP_CHALLENGER_LIST,
 	OP_CHALLENGER_REMOVE,
+	OP_COMPARE,		/* doc/design.md, section 15.1: ops_compare.c */
+	OP_PROMOTE,
 	OP__MAX
 };
 

@@ -23,11 +23,11 @@
 #include "clock.h"
 #include "json_util.h"
 #include "ops.h"
+#include "ops_internal.h"
 #include "question.h"
 #include "store.h"
 #include "xalloc.h"
 
-#define SLUG_MAX_LEN	MODEL_NAME_MAX
 #define QUESTION_MAX_LEN 4096
 #define MAX_SAMPLES	1000000		/* answered questions per report */
 #define MAX_VALUES	(16 * 1024 * 1024) /* their probabilities */
@@ -147,6 +147,15 @@ static const read_fn readers[Q__MAX] = {
 	[Q_NOUL] = read_noul,
 };
 
+int
+ops_read_answer(enum qtype type, json_object *dist, json_object *outcome,
+    double *p, size_t *n, size_t *y)
+{
+	return type < Q__MAX && dist != NULL && outcome != NULL &&
+	    readers[type](dist, outcome, p, n, y) &&
+	    answer_normalise(p, *n) == 0;
+}
+
 static void
 load_free(struct load *l)
 {
@@ -248,9 +257,7 @@ add_row(const struct calibration_row *row, void *arg, struct error *e)
 		return 0;
 	dist = ju_parse(row->distribution);
 	outcome = ju_parse(row->outcome);
-	usable = dist != NULL && outcome != NULL &&
-	    readers[q->type](dist, outcome, p, &n, &y) &&
-	    answer_normalise(p, n) == 0;
+	usable = ops_read_answer(q->type, dist, outcome, p, &n, &y);
 	json_object_put(dist);
 	json_object_put(outcome);
 	if (!usable)
@@ -538,31 +545,47 @@ report(struct load *l, const struct schema_version *v,
 	return out;
 }
 
-/* Publishes v again with temperature T (OP_SCHEMA_PUBLISH: its
- * validation, transaction and audit row): the new version's number. */
+int
+ops_republish(struct op_ctx *c, const struct schema_version *v,
+    const char *backend, double T, const char *from, json_object **out,
+    struct error *e)
+{
+	struct backend	 b;
+	json_object	*in;
+	int		 rc;
+
+	*out = NULL;
+	if (backend == NULL) {
+		if ((rc = store_backend_by_id(c->st, v->backend_id, &b,
+		    e)) != 1)
+			return rc == -1 ? -1 : error_set(e, ERR_INTERNAL,
+			    NULL, "the version's backend is gone");
+		backend = b.name;
+	}
+	in = ju_obj();
+	ju_add_str(in, "id", v->slug);
+	ju_add(in, "questions", json_object_get(v->questions));
+	ju_add_str(in, "backend", backend);
+	add_num(in, "temperature", T);
+	add_num(in, "abstain_threshold", v->abstain_threshold);
+	/* Ignored by the publication, kept by its audit row. */
+	ju_add(in, from, ju_int(v->version));
+	rc = ops_run(OP_SCHEMA_PUBLISH, c, in, out, e);
+	json_object_put(in);
+	return rc;
+}
+
+/* Publishes v again with temperature T: the new version's number. */
 static int
 publish(struct op_ctx *c, const struct schema_version *v, double T,
     int64_t *version, struct error *e)
 {
-	struct backend	 b;
-	json_object	*in, *out = NULL, *n;
+	json_object	*out, *n;
 	int		 rc;
 
-	if ((rc = store_backend_by_id(c->st, v->backend_id, &b, e)) != 1)
-		return rc == -1 ? -1 : error_set(e, ERR_INTERNAL, NULL,
-		    "the version's backend is gone");
-	in = ju_obj();
-	ju_add_str(in, "id", v->slug);
-	ju_add(in, "questions", json_object_get(v->questions));
-	ju_add_str(in, "backend", b.name);
-	add_num(in, "temperature", T);
-	add_num(in, "abstain_threshold", v->abstain_threshold);
-	/* Ignored by the publication, kept by its audit row. */
-	ju_add(in, "calibrated_from", ju_int(v->version));
-	rc = ops_run(OP_SCHEMA_PUBLISH, c, in, &out, e);
+	rc = ops_republish(c, v, NULL, T, "calibrated_from", &out, e);
 	if (rc == 0 && json_object_object_get_ex(out, "version", &n))
 		*version = json_object_get_int64(n);
-	json_object_put(in);
 	json_object_put(out);
 	return rc;
 }

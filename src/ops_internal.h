@@ -17,6 +17,7 @@
 #include "error.h"
 #include "model.h"
 #include "ops.h"
+#include "question.h"
 
 #define NAME_MAX_LEN	MODEL_NAME_MAX	/* applications, backends */
 #define SLUG_MAX_LEN	MODEL_NAME_MAX	/* schemas, templates */
@@ -81,6 +82,28 @@ int	op_challenger_remove(struct op_ctx *, json_object *, json_object **,
  * its audit row (mutates 0 in the table of ops.c). */
 int	op_decisions_prune(struct op_ctx *, json_object *, json_object **,
 	    struct error *);
+
+/* ops_compare.c */
+int	op_compare(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+int	op_promote(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
+
+/* Shared with ops_compare.c by ops_calibration.c. */
+/* Reads a stored untempered distribution dist of a question of type and
+ * the outcome recorded for it into p[0..*n-1] (at most CAL_MAX_CLASSES,
+ * normalised) and the outcome's class *y: 1, or 0 when they do not fit
+ * together or do not normalise (the row is left out). */
+int	ops_read_answer(enum qtype type, json_object *dist,
+	    json_object *outcome, double *p, size_t *n, size_t *y);
+/* Publishes v again (its questions and abstain threshold) with backend
+ * (NULL: v's own) and temperature T, through OP_SCHEMA_PUBLISH (its
+ * validation, transaction and audit row, whose details name v's number
+ * as from); *out is its output {id, version, fingerprint}, the caller's
+ * to put.  0 or -1. */
+int	ops_republish(struct op_ctx *c, const struct schema_version *v,
+	    const char *backend, double T, const char *from,
+	    json_object **out, struct error *e);
 
 /* Shared checks and lookups (ops.c). */
 /* 404: "no <what> named '<name>'".  Returns -1. */

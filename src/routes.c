@@ -112,6 +112,16 @@ const struct route routes[ROUTE__MAX] = {
 	[ROUTE_ADMIN_CHALLENGER_REMOVE] = ADMINQ("DELETE",
 	    "/schemas/{}/challengers/{}", OP_CHALLENGER_REMOVE, 200,
 	    INT("version"), TEXT("id"), TEXT("backend")),
+
+	/* The comparison with the challengers (doc/design.md, section
+	 * 15.1): a report in the format asked for, read-only; promotion
+	 * publishes the next version. */
+	[ROUTE_ADMIN_COMPARE] = { .method = "GET",
+	    .pattern = "/admin/v1/schemas/{}/compare",
+	    .fn = handle_admin_compare, .need = NEED_ADMIN,
+	    .charge = CHARGE_ROUTER },
+	[ROUTE_ADMIN_PROMOTE] = ADMIN("POST", "/schemas/{}/promote",
+	    OP_PROMOTE, 201, TEXT("id")),
 };
 
 #undef ADMINQ

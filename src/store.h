@@ -377,6 +377,38 @@ int	 store_challenger_answers(struct store *st, const char *id,
 	    void (*fn)(const struct challenger_answer *, void *), void *arg,
 	    struct error *e);
 
+/* The comparison (doc/design.md, section 15.1): one answered question
+ * of one decision that has its outcome and the answers of one
+ * challenger.  Every member is borrowed for the callback's duration;
+ * an unknown count is -1. */
+struct compare_row {
+	const char	*decision_id;
+	int64_t		 created_at_ms;
+	const char	*question;
+	const char	*type;			/* "choice", "score", "noul" */
+	const char	*distribution;		/* the decision's, untempered,
+						 * JSON text */
+	const char	*outcome;		/* the value, JSON text */
+	int64_t		 latency_ms;		/* the decision's backend's */
+	int64_t		 tokens;		/* its input + output */
+	const char	*challenger;		/* backend name */
+	const char	*answers;		/* JSON: question -> untempered
+						 * distribution */
+	int64_t		 challenger_latency_ms;
+	int64_t		 challenger_tokens;
+	const char	*source;		/* "live" or "replay" */
+};
+/* Every such row of version of schema_id created at or after since_ms,
+ * of question (NULL: of every question), in the order of decision id,
+ * challenger name, then the question's position: the rows of one
+ * decision and challenger follow one another and share answers.  One
+ * statement, streamed; fn returning -1 (with e set) stops the walk,
+ * which then returns -1.  0 or -1. */
+int	 store_compare_each(struct store *st, int64_t schema_id,
+	    int64_t version, const char *question, int64_t since_ms,
+	    int (*fn)(const struct compare_row *, void *, struct error *),
+	    void *arg, struct error *e);
+
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,
 	    const char *target, json_object *details, struct error *e);

@@ -146,7 +146,12 @@
 	    challenger_answer *a, struct error *e), (st, a, e)) \
 	X(int, challenger_answers, (struct store *st, const char *id, void \
 	    (*fn)(const struct challenger_answer *, void *), void *arg, struct \
-	    error *e), (st, id, fn, arg, e))
+	    error *e), (st, id, fn, arg, e)) \
+	X(int, compare_each, (struct store *st, int64_t schema_id, int64_t \
+	    version, const char *question, int64_t since_ms, int (*fn)(const \
+	    struct compare_row *, void *, struct error *), void *arg, struct \
+	    error *e), (st, schema_id, version, question, since_ms, fn, arg, \
+	    e))
 
 #define STORE_VOID_OPS(X) \
 	X(void, maintain, (struct store *st), (st)) \

@@ -126,6 +126,8 @@ enum pg_stmt {
 	PG_CHALLENGER_ALL,
 	PG_CHALLENGER_ANSWER_INSERT,
 	PG_CHALLENGER_ANSWERS,
+	/* The comparison (store_pg_compare.c). */
+	PG_COMPARE_ROWS,
 
 	PG_STMT__MAX
 };

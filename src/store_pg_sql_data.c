@@ -196,4 +196,19 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    "SELECT backend, answers, latency_ms, input_tokens, output_tokens,"
 	    " source, recorded_at_ms FROM challenger_answers"
 	    " WHERE decision_id = $1 ORDER BY backend",
+	/* The comparison (store_pg_compare.c), as the SQLite engine's. */
+	[PG_COMPARE_ROWS] =
+	    "SELECT d.id, d.created_at_ms, a.question, a.type, a.distribution,"
+	    " o.value, d.latency_backend_ms,"
+	    " d.input_tokens + d.output_tokens, c.backend, c.answers,"
+	    " c.latency_ms, c.input_tokens + c.output_tokens, c.source"
+	    " FROM decisions d"
+	    " JOIN challenger_answers c ON c.decision_id = d.id"
+	    " JOIN decision_answers a ON a.decision_id = d.id"
+	    " JOIN outcomes o ON o.decision_id = a.decision_id"
+	    " AND o.question = a.question"
+	    " WHERE d.schema_id = $1 AND d.schema_version = $2"
+	    " AND d.created_at_ms >= $3"
+	    " AND ($4::text IS NULL OR a.question = $4::text)"
+	    " ORDER BY d.id, c.backend, a.position",
 };

@@ -161,6 +161,8 @@ enum stmt {
 	STMT_CHALLENGER_ANSWER_INSERT,
 	STMT_CHALLENGER_ANSWERS,
 	STMT_PRUNE_CHALLENGERS,
+	/* The comparison (store_sqlite_compare.c). */
+	STMT_COMPARE_ROWS,
 	STMT__MAX
 };
 extern const char *const store_sql[STMT__MAX];	/* static texts */

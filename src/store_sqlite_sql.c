@@ -316,4 +316,23 @@ const char *const store_sql[STMT__MAX] = {
 	    " WHERE decision_id = ?1 ORDER BY backend",
 	[STMT_PRUNE_CHALLENGERS] =
 	    "DELETE FROM challenger_answers WHERE decision_id = ?1",
+	/* The comparison (store_sqlite_compare.c): each answered question
+	 * with its outcome of each decision of schema ?1, version ?2,
+	 * created at or after ?3, of question ?4 (NULL: every one), once
+	 * per challenger that answered the decision.  A sum of tokens with
+	 * one side unknown is unknown. */
+	[STMT_COMPARE_ROWS] =
+	    "SELECT d.id, d.created_at_ms, a.question, a.type, a.distribution,"
+	    " o.value, d.latency_backend_ms,"
+	    " d.input_tokens + d.output_tokens, c.backend, c.answers,"
+	    " c.latency_ms, c.input_tokens + c.output_tokens, c.source"
+	    " FROM decisions d"
+	    " JOIN challenger_answers c ON c.decision_id = d.id"
+	    " JOIN decision_answers a ON a.decision_id = d.id"
+	    " JOIN outcomes o ON o.decision_id = a.decision_id"
+	    " AND o.question = a.question"
+	    " WHERE d.schema_id = ?1 AND d.schema_version = ?2"
+	    " AND d.created_at_ms >= ?3"
+	    " AND (?4 IS NULL OR a.question = ?4)"
+	    " ORDER BY d.id, c.backend, a.position",
 };

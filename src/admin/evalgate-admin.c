@@ -31,6 +31,7 @@
 #include "backend.h"
 #include "buf.h"
 #include "calibration_render.h"
+#include "compare_render.h"
 #include "clock.h"
 #include "json_util.h"
 #include "ops.h"
@@ -59,8 +60,10 @@ enum opt_kind {
 enum kind_opts { KINDOPTS_NONE, KINDOPTS_ADD, KINDOPTS_UPDATE };
 
 /* PRINT_REPORT: a calibration report in the input's "format" (text by
- * default), or with "apply" the number of the version it published. */
-enum print { PRINT_OBJECT, PRINT_TABLE, PRINT_BARE, PRINT_REPORT };
+ * default), or with "apply" the number of the version it published;
+ * PRINT_COMPARE: the same of a comparison, "promote" for "apply". */
+enum print { PRINT_OBJECT, PRINT_TABLE, PRINT_BARE, PRINT_REPORT,
+	PRINT_COMPARE };
 
 #define MAX_ARGS 3
 #define MAX_OPTS 12
@@ -267,6 +270,15 @@ static const struct cli_cmd {
 	  OP_CHALLENGER_REMOVE, NULL, PRINT_OBJECT, NULL, NULL, 0,
 	  "schema challenger remove SCHEMA --backend NAME [--version N]",
 	  KINDOPTS_NONE },
+	{ { "compare", NULL }, { { "id", 0 } },
+	  { { "--version", "version", OPT_INT, 0 },
+	    { "--question", "question", OPT_STRING, 0 },
+	    { "--since", "since", OPT_STRING, 0 },
+	    { "--format", "format", OPT_STRING, 0 },
+	    { "--promote", "promote", OPT_STRING, 0 } },
+	  OP_COMPARE, NULL, PRINT_COMPARE, NULL, NULL, 0,
+	  "compare SCHEMA [--version N] [--question Q] [--since DATE] "
+	  "[--format text|json|html] [--promote BACKEND]", KINDOPTS_NONE },
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -689,6 +701,15 @@ print_out(const struct cli_cmd *c, json_object *in, json_object *out)
 			    "version")));
 		else
 			calibration_render(stdout, out, ju_str(in, "format") ?
+			    calibration_format(ju_str(in, "format")) :
+			    CAL_FORMAT_TEXT);
+		break;
+	case PRINT_COMPARE:
+		if (json_object_object_get_ex(out, "promoted", &v))
+			printf("%s\n", cell(json_object_object_get(v,
+			    "version")));
+		else
+			compare_render(stdout, out, ju_str(in, "format") ?
 			    calibration_format(ju_str(in, "format")) :
 			    CAL_FORMAT_TEXT);
 		break;

@@ -1,0 +1,65 @@
+/* store_sqlite_compare.c: what the comparison of a schema version's
+ * backend with its challengers reads (doc/design.md, section 15.1): each
+ * answered question of a decision that has its outcome, once per
+ * challenger that answered the decision, streamed in the order
+ * store_compare_each() gives (store.h) by one statement. */
+#include "config.h"
+
+#include <stdint.h>
+
+#include "store_sqlite.h"
+
+static const char *
+col(sqlite3_stmt *stmt, int i)
+{
+	const unsigned char *t = sqlite3_column_text(stmt, i);
+
+	return t != NULL ? (const char *)t : "";
+}
+
+/* A count, or -1 for NULL. */
+static int64_t
+count(sqlite3_stmt *stmt, int i)
+{
+	return sqlite3_column_type(stmt, i) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(stmt, i);
+}
+
+int
+sq_compare_each(struct store *st, int64_t schema_id, int64_t version,
+    const char *question, int64_t since_ms,
+    int (*fn)(const struct compare_row *, void *, struct error *),
+    void *arg, struct error *e)
+{
+	sqlite3_stmt		*stmt;
+	struct compare_row	 row;
+	int			 rc;
+
+	if ((stmt = sqlite_stmt(st, STMT_COMPARE_ROWS, e)) == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, schema_id);
+	sqlite3_bind_int64(stmt, 2, version);
+	sqlite3_bind_int64(stmt, 3, since_ms);
+	sqlite_bind_text(stmt, 4, question);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		row.decision_id = col(stmt, 0);
+		row.created_at_ms = sqlite3_column_int64(stmt, 1);
+		row.question = col(stmt, 2);
+		row.type = col(stmt, 3);
+		row.distribution = col(stmt, 4);
+		row.outcome = col(stmt, 5);
+		row.latency_ms = count(stmt, 6);
+		row.tokens = count(stmt, 7);
+		row.challenger = col(stmt, 8);
+		row.answers = col(stmt, 9);
+		row.challenger_latency_ms = count(stmt, 10);
+		row.challenger_tokens = count(stmt, 11);
+		row.source = col(stmt, 12);
+		if (fn(&row, arg, e) == -1) {
+			sqlite3_reset(stmt);
+			return -1;
+		}
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "comparison rows");
+}
