@@ -60,6 +60,17 @@ The deterministic rule (what the answer's top_logprobs are):
          noul: yes 0.7, no 0.3.
        e.g. choice of 3 at mass 0.9: A 0.15, B 0.3, C 0.45, The 0.1; the
        gateway's renormalised distribution is then 1/6, 2/6, 3/6.
+    3. control `skill` {"accuracy": a, "confidence": c, "salt": s}, when
+       set and no `answers` match: a model right with probability a and
+       confident c, deterministic from the text.  The first "item N" of
+       the messages names the case (none: the default rule); its true
+       label is label number skill_truth(N, k) of the k found labels,
+       sha256("truth:N") mod k, the same for every server (a test
+       computes it with this file's skill_truth()); the server is right
+       on it when sha256("s:N")'s first 8 hex digits / 16^8 < a, else it
+       picks the label (truth + 1 + sha256("wrong:s:N") mod (k - 1))
+       mod k; the label picked gets c and the others share 1 - c, with
+       no filler.  Two servers with the same skill answer the same.
     Then the mode may transform these tokens (below), they are sorted by
     probability (highest first; ties keep their order) and cut to the
     request's top_logprobs. Each recorded request keeps the `tokens` sent
@@ -76,6 +87,7 @@ Control (never subject to the fault modes):
          "retry_after_ms": n,              # error429's Retry-After (default 1000)
          "answers": {match: {token: p} | [p, ...]},
          "label_mass": x,                  # the default rule's label mass
+         "skill": {"accuracy": a, "confidence": c, "salt": s} | null,
          "usage": {...} | false,           # override usage, or false: omit it
          "response_model": str | null, "api_key": str | null,
          "raw_body": str | null,           # sent as the completion's body
@@ -123,6 +135,7 @@ An `api_key` (flag or control) makes /v1/* answer 401 unless
 """
 
 import argparse
+import hashlib
 import json
 import math
 import re
@@ -153,7 +166,8 @@ class State:
 
     FIELDS = ("mode", "delay_ms", "call_delay_ms", "times", "retry_after_ms",
               "answers", "label_mass", "usage", "response_model", "api_key",
-              "raw_body", "raw_status", "raw_headers", "pad_bytes")
+              "raw_body", "raw_status", "raw_headers", "pad_bytes",
+              "skill")
 
     def __init__(self, mode, delay_ms, api_key):
         self.lock = threading.Lock()
@@ -179,6 +193,7 @@ class State:
             self.raw_status = 200
             self.raw_headers = {}
             self.pad_bytes = 0
+            self.skill = None
             self.requests = []
             self.seq = 0
             self.in_flight_max = self.in_flight
@@ -225,6 +240,16 @@ class State:
             if not isinstance(a, dict) or not all(
                     isinstance(v, (dict, list)) for v in a.values()):
                 return "answers must be {match: {token: p} | [p, ...]}"
+        if "skill" in cfg and cfg["skill"] is not None:
+            sk = cfg["skill"]
+            if not (isinstance(sk, dict) and
+                    isinstance(sk.get("accuracy"), (int, float)) and
+                    0 <= sk["accuracy"] <= 1 and
+                    isinstance(sk.get("confidence"), (int, float)) and
+                    0 < sk["confidence"] < 1 and
+                    isinstance(sk.get("salt", ""), str)):
+                return "skill must be {accuracy: [0, 1], confidence: " \
+                    "(0, 1), salt: text} or null"
         with self.lock:
             for k in self.FIELDS:
                 if k in cfg:
@@ -347,6 +372,33 @@ def default_tokens(kind, labels, mass):
     if mass < 1 - 1e-12:
         tokens.append((FILLER, 1.0 - mass))
     return tokens
+
+
+def digest(text):
+    return int(hashlib.sha256(text.encode()).hexdigest(), 16)
+
+
+def skill_truth(case, k):
+    """The index of the true label of case "item N" among k labels."""
+    return digest("truth:%s" % case) % k
+
+
+def skill_tokens(skill, joined, labels):
+    """Rule 3 of the docstring: the tokens, or None without a case."""
+    m = re.search(r"item (\d+)", joined)
+    k = len(labels)
+    if m is None or k < 2:
+        return None
+    case, salt = m.group(1), skill.get("salt", "")
+    pick = truth = skill_truth(case, k)
+    h = int(hashlib.sha256(("%s:%s" % (salt, case)).encode())
+            .hexdigest()[:8], 16) / float(16 ** 8)
+    if h >= skill["accuracy"]:
+        pick = (truth + 1 + digest("wrong:%s:%s" % (salt, case)) %
+                (k - 1)) % k
+    c = float(skill["confidence"])
+    return [(lab, c if i == pick else (1 - c) / (k - 1))
+            for i, lab in enumerate(labels)]
 
 
 def rule_tokens(spec, labels):
@@ -502,6 +554,7 @@ class Handler(FakeHandler):
             response_model = STATE.response_model
             raw_body, raw_status = STATE.raw_body, STATE.raw_status
             pad = STATE.pad_bytes
+            skill = STATE.skill
             auth = self.headers.get("Authorization") or ""
             headers = {k: v.replace("%AUTH%", auth)
                        for k, v in STATE.raw_headers.items()}
@@ -522,6 +575,8 @@ class Handler(FakeHandler):
                 entry["matched"] = match
                 tokens = rule_tokens(spec, labels)
                 break
+        if tokens is None and skill is not None:
+            tokens = skill_tokens(skill, joined, labels)
         if tokens is None:
             tokens = default_tokens(kind, labels, mass) if labels else \
                 [(FILLER, 0.6), ("Sorry", 0.4)]
