@@ -223,8 +223,12 @@ def test_refused(t, g, k):
     r = g.admin_request("POST", "/admin/v1/schemas/cmp/promote", {},
                         key=k["adm"])
     t.error_is(r, 422, "validation_error", "no backend: 422")
+    r = g.admin_request("GET", "/admin/v1/schemas/cmp/compare?promote=poor",
+                        key=k["adm"])
+    t.ok(r.status == 200 and "promoted" not in r.json(),
+         "GET .../compare?promote=poor: the report alone")
     t.eq({s: versions(g, s) for s in SCHEMAS}, before,
-         "a refused promotion changes nothing")
+         "a refused promotion, or a GET, changes nothing")
 
 
 def version_row(g, schema, version):
