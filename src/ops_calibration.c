@@ -9,7 +9,9 @@
  * and the abstain threshold for a target accuracy, on the held-out part.
  * With apply, publishes a new version with the same questions, backend
  * and abstain threshold and the temperature fitted over every reported
- * question, through OP_SCHEMA_PUBLISH (validation, transaction, audit). */
+ * question, through OP_SCHEMA_PUBLISH (validation, transaction, audit).
+ * Its reader of a stored answer and outcome, and that publication, are
+ * shared with ops_compare.c (ops_internal.h). */
 #include "config.h"
 
 #include <math.h>
