@@ -40,7 +40,8 @@ QUESTIONS = {
 # The fake upstream's default distributions (fake_upstream.py).
 WANT = {"mood": {"x": 1 / 3, "y": 2 / 3}, "level": [1 / 6, 2 / 6, 3 / 6],
         "ok": 0.7}
-KEPT = 12		# decisions of the application with log_state
+KEPT = 40		# decisions of the application with log_state: two
+		# pages of the walk (REPLAY_PAGE, src/admin/replay.c)
 PLAIN = 3		# and of the one without
 
 
