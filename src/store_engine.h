@@ -146,7 +146,10 @@
 	    challenger_answer *a, struct error *e), (st, a, e)) \
 	X(int, challenger_answers, (struct store *st, const char *id, void \
 	    (*fn)(const struct challenger_answer *, void *), void *arg, struct \
-	    error *e), (st, id, fn, arg, e))
+	    error *e), (st, id, fn, arg, e)) \
+	X(int, replay_page, (struct store *st, const struct replay_range *q, \
+	    int limit, void (*fn)(const struct replay_row *, void *), void \
+	    *arg, struct error *e), (st, q, limit, fn, arg, e))
 
 #define STORE_VOID_OPS(X) \
 	X(void, maintain, (struct store *st), (st)) \

@@ -161,6 +161,8 @@ enum stmt {
 	STMT_CHALLENGER_ANSWER_INSERT,
 	STMT_CHALLENGER_ANSWERS,
 	STMT_PRUNE_CHALLENGERS,
+	/* A replay's walk (store_sqlite_challenger.c). */
+	STMT_REPLAY_PAGE,
 	STMT__MAX
 };
 extern const char *const store_sql[STMT__MAX];	/* static texts */
