@@ -28,8 +28,8 @@
 
 #include "admin/console.h"
 #include "admin/replay.h"
-#include "answer.h"
 #include "backend.h"
+#include "challenger.h"
 #include "clock.h"
 #include "error.h"
 #include "json_util.h"
@@ -110,32 +110,6 @@ page_clear(struct page *p)
 	p->n = 0;
 }
 
-/* The untempered distributions of a, question by question, as a
- * decision keeps its own: a new object, or NULL (e set) when they do
- * not fit the questions. */
-static json_object *
-distributions(const char *backend, json_object *questions,
-    struct backend_answer *a, struct error *e)
-{
-	json_object	*dists = ju_obj(), *d;
-	size_t		 i = 0, n;
-
-	json_object_object_foreach(questions, name, q) {
-		n = question_arity(q);
-		if (i >= a->nquestions || answer_normalise(a->dist[i], n) == -1 ||
-		    (d = answer_distribution_json(q, a->dist[i], n)) == NULL) {
-			json_object_put(dists);
-			error_set(e, ERR_BACKEND_UNAVAILABLE, NULL,
-			    "backend '%s' gave no usable distribution for "
-			    "'%s'", backend, name);
-			return NULL;
-		}
-		ju_add(dists, name, d);
-		i++;
-	}
-	return dists;
-}
-
 /* Asks b about decision id's state and records its answer: 0, or -1
  * with e set and nothing recorded. */
 static int
@@ -143,36 +117,15 @@ ask(struct store *st, const struct settings *s, const struct backend *b,
     json_object *questions, const char *id, json_object *state,
     struct error *e)
 {
-	struct challenger_answer	 row;
-	struct backend_answer		 ba;
-	int64_t				 t0;
-	int				 rc, shed = 0;
+	int	shed;
 
 	if (state == NULL)
 		return error_set(e, ERR_INTERNAL, NULL,
 		    "the state kept is not JSON");
 	if (question_validate_state(state, s->max_state_chars, e) == -1)
 		return -1;
-	t0 = clock_mono_us();
-	if (backend_challenge(st, s, b, state, questions, &ba, &shed, e) ==
-	    -1)
-		return -1;
-	memset(&row, 0, sizeof(row));
-	row.latency_ms = (clock_mono_us() - t0 + 500) / 1000;
-	snprintf(row.decision_id, sizeof(row.decision_id), "%s", id);
-	row.backend = b->name;
-	row.has_usage = ba.has_usage;
-	row.input_tokens = ba.input_tokens;
-	row.output_tokens = ba.output_tokens;
-	row.source = "replay";
-	row.recorded_at_ms = clock_now_ms();
-	row.answers = distributions(b->name, questions, &ba, e);
-	backend_answer_free(&ba);
-	if (row.answers == NULL)
-		return -1;
-	rc = store_challenger_answer_insert(st, &row, e);
-	json_object_put(row.answers);
-	return rc;
+	return challenger_ask(st, s, b, id, state, questions, "replay",
+	    &shed, e);
 }
 
 /* Waits until the next call may start (*next_us, by the monotonic
