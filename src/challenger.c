@@ -61,17 +61,17 @@ chosen_add(const struct challenger *c, void *arg)
 		ch->c[ch->n++] = *c;
 }
 
-/* The untempered distributions of a, question by question, as the
- * decision keeps its own: a new object, or NULL (e set) when they do
- * not fit. */
+/* The untempered distributions of a for questions, question by
+ * question, as the decision keeps its own: a new object, or NULL (e
+ * set) when they do not fit. */
 static json_object *
-distributions(const char *backend, struct backend_answer *a,
-    struct error *e)
+distributions(const char *backend, json_object *questions,
+    struct backend_answer *a, struct error *e)
 {
 	json_object	*dists = ju_obj(), *d;
 	size_t		 i = 0, n;
 
-	json_object_object_foreach(job.questions, name, q) {
+	json_object_object_foreach(questions, name, q) {
 		n = question_arity(q);
 		if (i >= a->nquestions || answer_normalise(a->dist[i], n) == -1 ||
 		    (d = answer_distribution_json(q, a->dist[i], n)) == NULL) {
@@ -87,17 +87,48 @@ distributions(const char *backend, struct backend_answer *a,
 	return dists;
 }
 
+int
+challenger_ask(struct store *st, const struct settings *s,
+    const struct backend *b, const char *id, json_object *state,
+    json_object *questions, const char *source, int *shed,
+    struct error *e)
+{
+	struct challenger_answer	 row;
+	struct backend_answer		 ba;
+	int64_t				 t0;
+	int				 rc;
+
+	*shed = 0;
+	t0 = clock_mono_us();
+	if (backend_challenge(st, s, b, state, questions, &ba, shed, e) ==
+	    -1)
+		return -1;
+	memset(&row, 0, sizeof(row));
+	row.latency_ms = (clock_mono_us() - t0 + 500) / 1000;
+	snprintf(row.decision_id, sizeof(row.decision_id), "%s", id);
+	row.backend = b->name;
+	row.has_usage = ba.has_usage;
+	row.input_tokens = ba.input_tokens;
+	row.output_tokens = ba.output_tokens;
+	row.source = source;
+	row.recorded_at_ms = clock_now_ms();
+	row.answers = distributions(b->name, questions, &ba, e);
+	backend_answer_free(&ba);
+	if (row.answers == NULL)
+		return -1;
+	rc = store_challenger_answer_insert(st, &row, e);
+	json_object_put(row.answers);
+	return rc;
+}
+
 /* Asks challenger c and records its answer: an outcome to count. */
 static enum metrics_challenger
 ask(struct store *st, const struct settings *s, const struct challenger *c,
     const volatile sig_atomic_t *stopping, int (*waiting)(void),
     struct error *e)
 {
-	struct challenger_answer	 row;
-	struct backend_answer		 ba;
-	struct backend			 b;
-	int64_t				 t0;
-	int				 rc, shed = 0;
+	struct backend	 b;
+	int		 rc, shed;
 
 	if (*stopping || waiting())
 		return MC_SHED;
@@ -106,29 +137,13 @@ ask(struct store *st, const struct settings *s, const struct challenger *c,
 	store_read_end(st);
 	if (rc != 1 || !b.enabled)
 		return rc == -1 ? MC_FAILED : MC_SHED;
-	t0 = clock_mono_us();
 	backend_http_give_up_when(waiting);
-	rc = backend_challenge(st, s, &b, job.state, job.questions, &ba,
-	    &shed, e);
+	rc = challenger_ask(st, s, &b, job.id, job.state, job.questions,
+	    "live", &shed, e);
 	backend_http_give_up_when(NULL);
 	if (rc == -1)
 		return shed || waiting() ? MC_SHED : MC_FAILED;
-	memset(&row, 0, sizeof(row));
-	row.latency_ms = (clock_mono_us() - t0 + 500) / 1000;
-	memcpy(row.decision_id, job.id, sizeof(row.decision_id));
-	row.backend = b.name;
-	row.has_usage = ba.has_usage;
-	row.input_tokens = ba.input_tokens;
-	row.output_tokens = ba.output_tokens;
-	row.source = "live";
-	row.recorded_at_ms = clock_now_ms();
-	row.answers = distributions(b.name, &ba, e);
-	backend_answer_free(&ba);
-	if (row.answers == NULL)
-		return MC_FAILED;
-	rc = store_challenger_answer_insert(st, &row, e);
-	json_object_put(row.answers);
-	return rc == 0 ? MC_OK : MC_FAILED;
+	return MC_OK;
 }
 
 void

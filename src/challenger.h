@@ -41,5 +41,15 @@ void	challenger_queue(const char *id, int64_t schema_id, int64_t version,
 void	challenger_run(struct store *st, const struct settings *s,
 	    const volatile sig_atomic_t *stopping, int (*waiting)(void));
 
+/* Asks b (borrowed) about state and questions (borrowed, validated) for
+ * decision id through backend_challenge(), and records what it answered
+ * beside the decision, with source "live" or "replay" (the console's
+ * replay asks through here too).  0, or -1 with e set and nothing
+ * recorded; *shed is then 1 when the call was not made (no room in
+ * flight, replicas resting). */
+int	challenger_ask(struct store *st, const struct settings *s,
+	    const struct backend *b, const char *id, json_object *state,
+	    json_object *questions, const char *source, int *shed,
+	    struct error *e);
 
 #endif

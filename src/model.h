@@ -216,6 +216,27 @@ struct challenger_answer {
 	int64_t		 recorded_at_ms;
 };
 
+/* A replay's walk (evalgate-admin replay; README, "Challengers"): the
+ * decisions of version of schema_id created at or after since_ms, in
+ * id order after the cursor after_id, each with whether backend has
+ * answered it already.  backend is borrowed. */
+struct replay_range {
+	int64_t		 schema_id;
+	int64_t		 version;
+	int64_t		 since_ms;
+	const char	*backend;
+	char		 after_id[UUID7_LEN + 1];	/* "": from the first */
+};
+
+/* One decision of a replay's walk.  state is borrowed for the
+ * callback's duration. */
+struct replay_row {
+	char		 id[UUID7_LEN + 1];
+	int64_t		 created_at_ms;
+	int		 recorded;	/* the backend answered it: state NULL */
+	const char	*state;		/* JSON text kept (log_state), or NULL */
+};
+
 /* What an admitted call is told (the RateLimit-Policy and RateLimit
  * headers): the limits, and what is left of each and when it resets. */
 struct ratelimit {

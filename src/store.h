@@ -377,6 +377,13 @@ int	 store_challenger_answers(struct store *st, const char *id,
 	    void (*fn)(const struct challenger_answer *, void *), void *arg,
 	    struct error *e);
 
+/* The next at most limit decisions of q (evalgate-admin replay), in id
+ * order: fn gets each, with the state it keeps unless the backend has
+ * answered it already.  The number given, or -1. */
+int	 store_replay_page(struct store *st, const struct replay_range *q,
+	    int limit, void (*fn)(const struct replay_row *, void *),
+	    void *arg, struct error *e);
+
 /* The comparison (doc/design.md, section 15.1): one answered question
  * of one decision that has its outcome and the answers of one
  * challenger.  Every member is borrowed for the callback's duration;

@@ -147,6 +147,9 @@
 	X(int, challenger_answers, (struct store *st, const char *id, void \
 	    (*fn)(const struct challenger_answer *, void *), void *arg, struct \
 	    error *e), (st, id, fn, arg, e)) \
+	X(int, replay_page, (struct store *st, const struct replay_range *q, \
+	    int limit, void (*fn)(const struct replay_row *, void *), void \
+	    *arg, struct error *e), (st, q, limit, fn, arg, e)) \
 	X(int, compare_each, (struct store *st, int64_t schema_id, int64_t \
 	    version, const char *question, int64_t since_ms, int (*fn)(const \
 	    struct compare_row *, void *, struct error *), void *arg, struct \

@@ -126,6 +126,7 @@ enum pg_stmt {
 	PG_CHALLENGER_ALL,
 	PG_CHALLENGER_ANSWER_INSERT,
 	PG_CHALLENGER_ANSWERS,
+	PG_REPLAY_PAGE,		/* a replay's walk */
 	/* The comparison (store_pg_compare.c). */
 	PG_COMPARE_ROWS,
 

@@ -1,7 +1,8 @@
 /* store_pg_challenger.c: challengers on PostgreSQL, as the SQLite
  * engine keeps them (store_sqlite_challenger.c): the backends named for
  * a schema version beside its own, and what each one answered for a
- * decision (deleted with it by PG_PRUNE_DELETE). */
+ * decision (deleted with it by PG_PRUNE_DELETE), and the walk of a
+ * replay (evalgate-admin replay). */
 #include "config.h"
 
 #include <stdio.h>
@@ -138,4 +139,36 @@ pg_challenger_answers(struct store *pg, const char *id,
 	}
 	PQclear(r);
 	return rc;
+}
+
+int
+pg_replay_page(struct store *pg, const struct replay_range *q, int limit,
+    void (*fn)(const struct replay_row *, void *), void *arg,
+    struct error *e)
+{
+	struct pg_params	p;
+	struct replay_row	row;
+	PGresult		*r;
+	int			i, n;
+
+	pg_params_init(&p);
+	pg_bind_int(&p, 1, q->schema_id);
+	pg_bind_int(&p, 2, q->version);
+	pg_bind_int(&p, 3, q->since_ms);
+	pg_bind_text(&p, 4, q->backend);
+	pg_bind_text(&p, 5, q->after_id);
+	pg_bind_int(&p, 6, limit);
+	if ((r = pg_exec(pg, PG_REPLAY_PAGE, &p, e, "replay page")) == NULL)
+		return -1;
+	n = PQntuples(r);
+	for (i = 0; i < n; i++) {
+		memset(&row, 0, sizeof(row));
+		pg_copy(r, i, 0, row.id, sizeof(row.id));
+		row.created_at_ms = pg_int(r, i, 1);
+		row.recorded = pg_int(r, i, 2) != 0;
+		row.state = pg_str(r, i, 3);
+		fn(&row, arg);
+	}
+	PQclear(r);
+	return n;
 }

@@ -196,6 +196,19 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    "SELECT backend, answers, latency_ms, input_tokens, output_tokens,"
 	    " source, recorded_at_ms FROM challenger_answers"
 	    " WHERE decision_id = $1 ORDER BY backend",
+	/* A replay's walk, as the SQLite engine's: the decisions of
+	 * schema $1 version $2 created at or after $3, in id order after
+	 * $5, at most $6, each with whether backend $4 answered it
+	 * already, and then without its state. */
+	[PG_REPLAY_PAGE] =
+	    "SELECT d.id, d.created_at_ms,"
+	    " (c.decision_id IS NOT NULL)::int,"
+	    " CASE WHEN c.decision_id IS NULL THEN d.state END"
+	    " FROM decisions d LEFT JOIN challenger_answers c"
+	    " ON c.decision_id = d.id AND c.backend = $4::text"
+	    " WHERE d.schema_id = $1 AND d.schema_version = $2"
+	    " AND d.created_at_ms >= $3 AND d.id > $5::text"
+	    " ORDER BY d.id LIMIT $6",
 	/* The comparison (store_pg_compare.c), as the SQLite engine's. */
 	[PG_COMPARE_ROWS] =
 	    "SELECT d.id, d.created_at_ms, a.question, a.type, a.distribution,"

@@ -27,23 +27,6 @@
 #include "store_sqlite_vfs.h"
 #include "xalloc.h"
 
-/* migrations[i] takes a database from user_version i to i + 1: step 1
- * is schema.sql, step N is sql/migrate-N.sql.  A new database runs them
- * all, starting from schema.sql, which holds every table; later steps
- * are written to be no-ops where it has them. */
-static const char *const migrations[] = {
-	schema_sql,
-	migrate_2_sql,		/* the index calibration reads by */
-	migrate_3_sql,		/* the catalog generation and its triggers */
-	migrate_4_sql,		/* keys' keyed hash, backends' in-flight cap */
-	migrate_5_sql,		/* openai options, answers' label mass */
-	migrate_6_sql,		/* retention: per application, indexes */
-	migrate_7_sql,		/* decisions_time dropped */
-	migrate_8_sql,		/* backends' kind options in one column */
-	migrate_9_sql,		/* challengers and their answers */
-};
-_Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
-    STORE_SCHEMA_VERSION, "migrations[] must end at STORE_SCHEMA_VERSION");
 #define SCHEMA_VERSION STORE_SCHEMA_VERSION
 
 /* Set while store_maintain() tries again what failed and was logged. */
@@ -321,7 +304,7 @@ sqlite_migrate(sqlite3 *db, const char *path, int *found_out,
 		return -1;
 	}
 	for (found = v; v < SCHEMA_VERSION; v++)
-		if (exec(db, migrations[v], e, "migrate") == -1) {
+		if (exec(db, sqlite_schema_step(v), e, "migrate") == -1) {
 			sqlite3_exec(db, store_sql[STMT_ROLLBACK], NULL, NULL,
 			    NULL);
 			return -1;

@@ -161,6 +161,8 @@ enum stmt {
 	STMT_CHALLENGER_ANSWER_INSERT,
 	STMT_CHALLENGER_ANSWERS,
 	STMT_PRUNE_CHALLENGERS,
+	/* A replay's walk (store_sqlite_challenger.c). */
+	STMT_REPLAY_PAGE,
 	/* The comparison (store_sqlite_compare.c). */
 	STMT_COMPARE_ROWS,
 	STMT__MAX
@@ -275,6 +277,11 @@ int		 sqlite_connect(struct store *st, struct error *e);
 #define STORE_IMPL(name)	sq_##name
 STORE_DECLARE_ALL
 
+/* The SQL of step v of the schema (store_sqlite_schema.c): step v
+ * takes a database from user_version v to v + 1; step 0 is schema.sql,
+ * step N sql/migrate-N.sql.  NULL past the last, STORE_SCHEMA_VERSION
+ * steps in all.  Static. */
+const char	*sqlite_schema_step(int v);
 /* Takes the database open on db (of the file at path, for messages)
  * to this program's schema version in one transaction: store_init()'s
  * migration, and a restore's.  A database that had a version is then

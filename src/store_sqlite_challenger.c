@@ -2,7 +2,8 @@
  * "Challengers"): the backends named for a schema version beside its
  * own (schema_challengers), and what each one answered for a decision
  * (challenger_answers, deleted with the decision by
- * store_sqlite_retention.c). */
+ * store_sqlite_retention.c), and the walk of a replay (evalgate-admin
+ * replay) over the decisions a backend has not answered yet. */
 #include "config.h"
 
 #include <stdio.h>
@@ -144,4 +145,34 @@ sq_challenger_answers(struct store *st, const char *id,
 	sqlite3_reset(stmt);
 	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e,
 	    "challenger answers");
+}
+
+int
+sq_replay_page(struct store *st, const struct replay_range *q, int limit,
+    void (*fn)(const struct replay_row *, void *), void *arg,
+    struct error *e)
+{
+	sqlite3_stmt		*stmt = sqlite_stmt(st, STMT_REPLAY_PAGE, e);
+	struct replay_row	 row;
+	int			 rc, n = 0;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, q->schema_id);
+	sqlite3_bind_int64(stmt, 2, q->version);
+	sqlite3_bind_int64(stmt, 3, q->since_ms);
+	sqlite3_bind_text(stmt, 4, q->backend, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 5, q->after_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(stmt, 6, limit);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		memset(&row, 0, sizeof(row));
+		sqlite_col_text(stmt, 0, row.id, sizeof(row.id));
+		row.created_at_ms = sqlite3_column_int64(stmt, 1);
+		row.recorded = sqlite3_column_int(stmt, 2) != 0;
+		row.state = (const char *)sqlite3_column_text(stmt, 3);
+		fn(&row, arg);
+		n++;
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? n : sqlite_fail(st, e, "replay page");
 }

@@ -283,8 +283,9 @@ objects(sqlite3 *db, sqlite3 *other, int theirs, const char *path,
 static int
 check_schema(sqlite3 *db, const char *path, struct error *e)
 {
-	sqlite3	*made = NULL;
-	int	 rc = -1;
+	const char	*sql;
+	sqlite3		*made = NULL;
+	int		 v, rc = -1;
 
 	if (sqlite3_open_v2(":memory:", &made, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -292,8 +293,13 @@ check_schema(sqlite3 *db, const char *path, struct error *e)
 		    "memory", path);
 		goto out;
 	}
-	if (sqlite_migrate(made, ":memory:", NULL, e) == -1)
-		goto out;
+	for (v = 0; (sql = sqlite_schema_step(v)) != NULL; v++)
+		if (sqlite3_exec(made, sql, NULL, NULL, NULL) != SQLITE_OK) {
+			error_set(e, ERR_INTERNAL, NULL, "%s: cannot check: "
+			    "step %d of the schema: %s", path, v + 1,
+			    sqlite3_errmsg(made));
+			goto out;
+		}
 	rc = objects(db, made, 1, path, e) == -1 ||
 	    objects(made, db, 0, path, e) == -1 ? -1 : 0;
 out:

@@ -316,6 +316,18 @@ const char *const store_sql[STMT__MAX] = {
 	    " WHERE decision_id = ?1 ORDER BY backend",
 	[STMT_PRUNE_CHALLENGERS] =
 	    "DELETE FROM challenger_answers WHERE decision_id = ?1",
+	/* A replay's walk: the decisions of schema ?1 version ?2 created
+	 * at or after ?3, in id order after ?5 (decisions_schema, whose
+	 * entries end with the id), at most ?6, each with whether backend
+	 * ?4 answered it already, and then without its state. */
+	[STMT_REPLAY_PAGE] =
+	    "SELECT d.id, d.created_at_ms, c.decision_id IS NOT NULL,"
+	    " CASE WHEN c.decision_id IS NULL THEN d.state END"
+	    " FROM decisions d LEFT JOIN challenger_answers c"
+	    " ON c.decision_id = d.id AND c.backend = ?4"
+	    " WHERE d.schema_id = ?1 AND d.schema_version = ?2"
+	    " AND d.created_at_ms >= ?3 AND d.id > ?5"
+	    " ORDER BY d.id LIMIT ?6",
 	/* The comparison (store_sqlite_compare.c): each answered question
 	 * with its outcome of each decision of schema ?1, version ?2,
 	 * created at or after ?3, of question ?4 (NULL: every one), once

@@ -6,7 +6,8 @@
  * (cmds[]): its words, its positional arguments and options, each
  * mapped to a JSON field of the input, its usage, and what runs: an
  * operation and how to print its output, or a command on whole files
- * (init, compact, backup, restore, migrate).  The options of the
+ * (init, compact, backup, restore, migrate) or that runs for long on a
+ * connection of its own (replay).  The options of the
  * backend kinds, and the list of kinds, are not in the table: they are
  * made from the kinds' own tables (backend_kind_at()), in the usage as
  * in what a command takes.  Exit status: 0 done, 1
@@ -27,6 +28,7 @@
 #include "admin/backup.h"
 #include "admin/console.h"
 #include "admin/migrate.h"
+#include "admin/replay.h"
 #include "auth.h"
 #include "backend.h"
 #include "buf.h"
@@ -82,8 +84,8 @@ struct cli_arg {
 };
 
 /* A command of the console on whole files (admin/backup.c,
- * admin/migrate.c, init and compact below), not through the store's
- * connection, with no HTTP route: in is what parse_args() made
+ * admin/migrate.c, init and compact below), or one that runs for long
+ * on a connection it opens itself (admin/replay.c), with no HTTP route: in is what parse_args() made
  * (borrowed); returns the exit status. */
 typedef int file_cmd(const struct settings *s, json_object *in);
 
@@ -270,6 +272,15 @@ static const struct cli_cmd {
 	  OP_CHALLENGER_REMOVE, NULL, PRINT_OBJECT, NULL, NULL, 0,
 	  "schema challenger remove SCHEMA --backend NAME [--version N]",
 	  KINDOPTS_NONE },
+	{ { "replay", NULL }, { { "id", 0 } },
+	  { { "--backend", "backend", OPT_STRING, 1 },
+	    { "--version", "version", OPT_INT, 0 },
+	    { "--since", "since", OPT_STRING, 0 },
+	    { "--limit", "limit", OPT_INT, 0 },
+	    { "--rate", "rate", OPT_NUMBER, 0 } },
+	  OP__MAX, cmd_replay, PRINT_OBJECT, NULL, NULL, 0,
+	  "replay SCHEMA --backend NAME [--version N] [--since DATE] "
+	  "[--limit N] [--rate R]", KINDOPTS_NONE },
 	{ { "compare", NULL }, { { "id", 0 } },
 	  { { "--version", "version", OPT_INT, 0 },
 	    { "--question", "question", OPT_STRING, 0 },
