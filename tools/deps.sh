@@ -42,7 +42,9 @@ if [ "$mode" = "--test" ]; then
 	pkgs="$pkgs postgresql-15"
 	# tests/debian/test_package.py: builds the Debian package (and
 	# lints it), and installs it in a Debian 12 chroot it makes.
-	pkgs="$pkgs debhelper dpkg-dev fakeroot lintian debootstrap"
+	# multiwatch: systemd-analyze verify looks for evalgate.service's
+	# program on this machine.
+	pkgs="$pkgs debhelper dpkg-dev fakeroot lintian debootstrap multiwatch"
 	command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 if [ "$mode" = "--test" ] || [ "$mode" = "--bench" ]; then

@@ -458,6 +458,22 @@ def nginx(key, decisions):
         tap(False, "nginx: starts", log_of("nginx.log"))
     else:
         serves("nginx", key, "nginx.log", decisions)
+        big = {"model": "jev-latest", "state": "x" * (3 << 20),
+               "questions": {}}
+        st, out = http("POST", "http://127.0.0.1/v1/systemone", key, big)
+        tap(st == 413 and isinstance(out, dict) and
+            out["error"]["details"].get("source") == "web server",
+            "nginx: a body over client_max_body_size gets the JSON 413 "
+            "of errors/", "%s %s" % (st, str(out)[:300]))
+        stop(pool)
+        for url in ("http://127.0.0.1/v1/systemone",
+                    "http://127.0.0.1:8081/admin/v1/applications"):
+            st, out = http("POST" if "v1/sys" in url else "GET", url, key,
+                           {} if "v1/sys" in url else None)
+            tap(st == 502 and isinstance(out, dict) and
+                out["error"]["details"].get("source") == "web server",
+                "nginx: no pool on the socket: the JSON 502 of errors/ "
+                "(%s)" % url.split("/")[2], "%s %s" % (st, str(out)[:300]))
     stop(srv)
     stop(pool)
     tap(stopped("nginx"), "nginx: stopped")
@@ -542,6 +558,24 @@ def main():
                      if not n.startswith("SERVICE_TEST_"))
     tap(names and not missing, "every setting of settings.c in "
         "/etc/evalgate/evalgate.conf", " ".join(missing))
+    # systemd's own check of the installed units, as far as it goes
+    # without running them: this machine's systemd-analyze (the chroot
+    # has no systemd), on copies of them (ExecStart='s program is looked
+    # for here: tools/deps.sh --test installs multiwatch).
+    if shutil.which("systemd-analyze"):
+        units = os.path.join(WORK, "units")
+        shutil.rmtree(units, ignore_errors=True)
+        os.makedirs(units)
+        for u in ("evalgate.socket", "evalgate.service"):
+            shutil.copy(ROOT + "/lib/systemd/system/" + u, units)
+        p = run(["systemd-analyze", "verify", "--man=no",
+                 os.path.join(units, "evalgate.socket"),
+                 os.path.join(units, "evalgate.service")], check=False)
+        tap(p.returncode == 0 and p.stdout.strip() == "",
+            "systemd-analyze verify evalgate.socket evalgate.service",
+            p.stdout)
+    else:
+        tap(True, "systemd-analyze verify # SKIP no systemd-analyze")
     tap(not listening("127.0.0.1", 80) and
         not listening("127.0.0.1", 8081) and
         not os.path.exists(ROOT + "/run/evalgate/evalgate.sock") and
