@@ -382,6 +382,18 @@ def serves(name, key, log, decisions):
             "refused, %s:80 open)" % (name, addr, addr))
 
 
+def too_big(name, url, key, status):
+    """A body over the server's own limit: its answer is the JSON of
+    errors/."""
+    big = {"model": "jev-latest", "state": "x" * (3 << 20), "questions": {}}
+    st, out = http("POST", url, key, big)
+    return tap(st == status and isinstance(out, dict) and
+               out["error"]["details"].get("source") == "web server",
+               "%s: a body over its limit gets the JSON %d of errors/ "
+               "(%s)" % (name, status, url.split("/")[2]),
+               "%s %s" % (st, str(out)[:300]))
+
+
 def stopped(name):
     end = time.time() + 10
     while time.time() < end and (listening("127.0.0.1", 80) or
@@ -404,6 +416,9 @@ def lighttpd(key, decisions):
         stop(srv)
         return None
     serves("lighttpd", key, "lighttpd.log", decisions)
+    too_big("lighttpd", "http://127.0.0.1/v1/systemone", key, 413)
+    too_big("lighttpd", "http://127.0.0.1:8081/admin/v1/applications/x/keys",
+            key, 413)
     return srv
 
 
@@ -420,6 +435,10 @@ def apache(key, decisions):
         stop(srv)
         return
     serves("apache", key, "apache.log", decisions)
+    # mod_fcgid answers a body over FcgidMaxRequestLen with its 500.
+    too_big("apache", "http://127.0.0.1/v1/systemone", key, 500)
+    too_big("apache", "http://127.0.0.1:8081/admin/v1/applications/x/keys",
+            key, 500)
     stop(srv)
     tap(stopped("apache"), "apache: stopped")
     inroot("a2disconf -q evalgate")
@@ -458,13 +477,9 @@ def nginx(key, decisions):
         tap(False, "nginx: starts", log_of("nginx.log"))
     else:
         serves("nginx", key, "nginx.log", decisions)
-        big = {"model": "jev-latest", "state": "x" * (3 << 20),
-               "questions": {}}
-        st, out = http("POST", "http://127.0.0.1/v1/systemone", key, big)
-        tap(st == 413 and isinstance(out, dict) and
-            out["error"]["details"].get("source") == "web server",
-            "nginx: a body over client_max_body_size gets the JSON 413 "
-            "of errors/", "%s %s" % (st, str(out)[:300]))
+        too_big("nginx", "http://127.0.0.1/v1/systemone", key, 413)
+        too_big("nginx", "http://127.0.0.1:8081/admin/v1/applications/x/"
+                "keys", key, 413)
         stop(pool)
         for url in ("http://127.0.0.1/v1/systemone",
                     "http://127.0.0.1:8081/admin/v1/applications"):
