@@ -267,6 +267,8 @@ def build(version):
     if p.returncode != 0:
         bail("tools/build-deb: " + p.stdout)
     deb = p.stdout.strip().splitlines()[-1]
+    # The copy of the tree it was built from is not needed any more.
+    shutil.rmtree(os.path.join(out, "src"), ignore_errors=True)
     return out, deb
 
 
@@ -518,7 +520,11 @@ def main():
         if not port_free(port):
             bail("port %d is taken on this machine: the packaged "
                  "configurations listen on it" % port)
-    os.makedirs(WORK, exist_ok=True)
+    # A run starts from nothing of the last one (its chroot, builds and
+    # logs).
+    cleanup()
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
 
     # Two builds of this tree: the second, a newer version, for the
     # upgrade.
