@@ -40,6 +40,11 @@ if [ "$mode" = "--test" ]; then
 	# the crash test start throw-away PostgreSQL 15 clusters (initdb,
 	# postgres, psql, pg_isready of /usr/lib/postgresql/15/bin).
 	pkgs="$pkgs postgresql-15"
+	# tests/debian/test_package.py: builds the Debian package (and
+	# lints it), and installs it in a Debian 12 chroot it makes.
+	# multiwatch: systemd-analyze verify looks for evalgate.service's
+	# program on this machine.
+	pkgs="$pkgs debhelper dpkg-dev fakeroot lintian debootstrap multiwatch"
 	command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs npm"
 fi
 if [ "$mode" = "--test" ] || [ "$mode" = "--bench" ]; then
