@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "calibration_render.h"
+#include "html.h"
 
 typedef void (*render_fn)(FILE *, json_object *);
 
@@ -289,32 +290,6 @@ render_text(FILE *f, json_object *r)
 
 /* HTML */
 
-static void
-esc(FILE *f, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
 /* The plot area of a chart: x and y in [0, 1] to SVG coordinates. */
 #define SVG_W	360
 #define SVG_H	330
@@ -345,7 +320,7 @@ svg_open(FILE *f, const char *label, const char *ytitle, double ymax,
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 	    "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
 	    "aria-label=\"", SVG_W, SVG_H, SVG_W, SVG_H);
-	esc(f, label);
+	html_escape(f, label);
 	fprintf(f, "\">\n<rect x=\"%g\" y=\"%g\" width=\"%d\" height=\"%d\" "
 	    "fill=\"#fbfbfb\" stroke=\"#999\"/>\n", px(0), py(1), PLOT_S,
 	    PLOT_S);
@@ -523,7 +498,7 @@ html_backends(FILE *f, json_object *q)
 	    "</tr>\n", f);
 	json_object_object_foreach(member(q, "backends"), name, m) {
 		fputs("<tr><td>", f);
-		esc(f, name);
+		html_escape(f, name);
 		fprintf(f, "</td><td>%lld</td><td>%s</td><td>%s</td><td>%s</td>"
 		    "<td>%s</td></tr>\n", (long long)num(m, "count"),
 		    fig(b[0], num(m, "accuracy")), fig(b[1], num(m, "brier")),
@@ -543,7 +518,7 @@ html_summary(FILE *f, json_object *r)
 	    "<th>ECE</th><th>abstain rate</th><th>fitted T</th></tr>\n", f);
 	json_object_object_foreach(member(r, "questions"), name, q) {
 		fputs("<tr><td>", f);
-		esc(f, name);
+		html_escape(f, name);
 		fprintf(f, "</td><td>%s</td><td>%lld</td><td>%s</td><td>%s</td>"
 		    "<td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 		    str(q, "type"), (long long)num(q, "count"),
@@ -591,16 +566,16 @@ render_html(FILE *f, json_object *r)
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8"
 	    "\">\n<title>Calibration of ", f);
-	esc(f, str(r, "schema"));
+	html_escape(f, str(r, "schema"));
 	fprintf(f, " v%lld</title>\n<style>%s</style>\n</head><body>\n"
 	    "<h1>Calibration of schema ", (long long)num(r, "version"),
 	    html_style);
-	esc(f, str(r, "schema"));
+	html_escape(f, str(r, "schema"));
 	fprintf(f, ", version %lld</h1>\n", (long long)num(r, "version"));
 	html_summary(f, r);
 	json_object_object_foreach(member(r, "questions"), name, q) {
 		fputs("<section>\n<h2>", f);
-		esc(f, name);
+		html_escape(f, name);
 		fprintf(f, " <small>(%s)</small></h2>\n", str(q, "type"));
 		html_figures(f, r, q);
 		fputs("<div class=\"charts\"><figure>\n", f);

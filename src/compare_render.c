@@ -13,29 +13,11 @@
 #include "calibration_render.h"
 #include "compare.h"
 #include "compare_render.h"
+#include "html.h"
 #include "json_util.h"
 #include "question.h"
 
 /* Building the report. */
-
-/* A figure: null where there is none. */
-static json_object *
-num(double d)
-{
-	return isfinite(d) ? ju_num(d) : NULL;
-}
-
-static void
-add_num(json_object *o, const char *k, double d)
-{
-	ju_add(o, k, num(d));
-}
-
-static void
-add_size(json_object *o, const char *k, size_t n)
-{
-	ju_add(o, k, ju_int((int64_t)n));
-}
 
 static const char rule[] = "each backend at its own fitted temperature: "
     "better when the 95% interval of the log loss difference (challenger "
@@ -52,11 +34,11 @@ compare_report(const char *schema, int64_t version, const char *backend,
 	ju_add_str(o, "schema", schema);
 	ju_add(o, "version", ju_int(version));
 	ju_add_str(o, "backend", backend);
-	add_num(o, "temperature", temperature);
-	add_num(o, "abstain_threshold", threshold);
+	ju_add_figure(o, "temperature", temperature);
+	ju_add_figure(o, "abstain_threshold", threshold);
 	ju_add(m, "resamples", ju_int(CMP_RESAMPLES));
 	ju_add(m, "seed", ju_int((int64_t)CMP_SEED));
-	add_num(m, "level", CMP_LEVEL);
+	ju_add_figure(m, "level", CMP_LEVEL);
 	ju_add(m, "min_pairs", ju_int(CMP_MIN_PAIRS));
 	ju_add_str(m, "rule", rule);
 	ju_add(o, "method", m);
@@ -69,13 +51,13 @@ figures_json(const struct cal_metrics *m, enum qtype type)
 {
 	json_object *o = ju_obj();
 
-	add_num(o, "accuracy", m->accuracy);
-	add_num(o, "brier", m->brier);
-	add_num(o, "log_loss", m->log_loss);
-	add_num(o, "ece", m->ece);
-	add_num(o, "abstain_rate", m->abstain_rate);
+	ju_add_figure(o, "accuracy", m->accuracy);
+	ju_add_figure(o, "brier", m->brier);
+	ju_add_figure(o, "log_loss", m->log_loss);
+	ju_add_figure(o, "ece", m->ece);
+	ju_add_figure(o, "abstain_rate", m->abstain_rate);
 	if (type == Q_SCORE)
-		add_num(o, "mean_abs_error", m->mean_abs_error);
+		ju_add_figure(o, "mean_abs_error", m->mean_abs_error);
 	return o;
 }
 
@@ -87,18 +69,18 @@ arm_json(const struct cmp_arm *a, enum qtype type)
 	ju_add(o, "at_version", figures_json(&a->at_version, type));
 	ju_add(o, "at_fitted", figures_json(&a->at_fitted, type));
 	t = ju_obj();
-	add_num(t, "temperature", a->fitted);
+	ju_add_figure(t, "temperature", a->fitted);
 	ju_add(t, "at_bound", ju_bool(a->at_bound));
 	ju_add(o, "fitted", t);
 	t = ju_obj();
-	add_size(t, "count", a->latency_count);
-	add_num(t, "p50", a->latency_p50);
-	add_num(t, "p99", a->latency_p99);
+	ju_add_count(t, "count", a->latency_count);
+	ju_add_figure(t, "p50", a->latency_p50);
+	ju_add_figure(t, "p99", a->latency_p99);
 	ju_add(o, "latency_ms", t);
 	t = ju_obj();
-	add_size(t, "count", a->tokens_count);
-	add_num(t, "mean", a->tokens_mean);
-	add_num(t, "total", a->tokens_total);
+	ju_add_count(t, "count", a->tokens_count);
+	ju_add_figure(t, "mean", a->tokens_mean);
+	ju_add_figure(t, "total", a->tokens_total);
 	ju_add(o, "tokens", t);
 	return o;
 }
@@ -108,10 +90,10 @@ diff_json(const struct cmp_diff *d)
 {
 	json_object *o = ju_obj();
 
-	add_num(o, "mean", d->mean);
-	add_num(o, "sd", d->sd);
-	add_num(o, "low", d->low);
-	add_num(o, "high", d->high);
+	ju_add_figure(o, "mean", d->mean);
+	ju_add_figure(o, "sd", d->sd);
+	ju_add_figure(o, "low", d->low);
+	ju_add_figure(o, "high", d->high);
 	return o;
 }
 
@@ -147,8 +129,8 @@ compare_report_add(json_object *report, const char *question,
 		ju_add_str(q, "type", question_type_name(type) != NULL ?
 		    question_type_name(type) : "");
 	c = ju_obj();
-	add_size(c, "count", r->count);
-	add_size(c, "skipped", r->skipped);
+	ju_add_count(c, "count", r->count);
+	ju_add_count(c, "skipped", r->skipped);
 	ju_add(c, "small_sample", ju_bool(r->count < CMP_MIN_PAIRS));
 	ju_add(c, "current", arm_json(&r->arm[CMP_CURRENT], type));
 	ju_add(c, "challenger", arm_json(&r->arm[CMP_CHALLENGER], type));
@@ -437,32 +419,6 @@ render_text(FILE *f, json_object *r)
 
 /* HTML */
 
-static void
-esc(FILE *f, const char *s)
-{
-	for (; *s != '\0'; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		case '\'':
-			fputs("&#39;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
 /* The interval chart of a question: a row per challenger, the log loss
  * difference's interval as a bar and its mean as a dot, 0 as a line. */
 #define SVG_W		640
@@ -508,7 +464,7 @@ svg_intervals(FILE *f, const char *qname, json_object *q)
 	    "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
 	    "aria-label=\"log loss difference of the challengers on ",
 	    SVG_W, h, SVG_W, h);
-	esc(f, qname);
+	html_escape(f, qname);
 	fprintf(f, "\">\n<line x1=\"%.2f\" y1=\"8\" x2=\"%.2f\" y2=\"%d\" "
 	    "class=\"zero\"/>\n", sx(0, span), sx(0, span), h - 24);
 	fprintf(f, "<text x=\"%.2f\" y=\"%d\" class=\"tick\" "
@@ -526,14 +482,14 @@ svg_intervals(FILE *f, const char *qname, json_object *q)
 		mean = numk(d, "mean");
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"axis\" "
 		    "text-anchor=\"end\">", LABEL_W - 8, y + 4);
-		esc(f, name);
+		html_escape(f, name);
 		fputs("</text>\n", f);
 		if (!isfinite(lo) || !isfinite(hi) || !isfinite(mean))
 			continue;
 		fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" "
 		    "y2=\"%.1f\" class=\"ci %s\"><title>", sx(lo, span), y,
 		    sx(hi, span), y, words_of(c)->class);
-		esc(f, name);
+		html_escape(f, name);
 		fprintf(f, ": %s [%s, %s]</title></line>\n<circle cx=\"%.2f\" "
 		    "cy=\"%.1f\" r=\"4\" class=\"mean\"/>\n",
 		    fmt(b[0], mean, S_SIGNED), fmt(b[1], lo, S_SIGNED),
@@ -552,9 +508,9 @@ html_entry(FILE *f, json_object *r, const char *name, json_object *c)
 	size_t				 i;
 
 	fputs("<table class=\"list\"><tr><th></th><th>current: ", f);
-	esc(f, str(r, "backend"));
+	html_escape(f, str(r, "backend"));
 	fputs("</th><th>challenger: ", f);
-	esc(f, name);
+	html_escape(f, name);
 	fputs("</th></tr>\n", f);
 	for (i = 0; i < NFIGROWS; i++) {
 		w = &figrows[i];
@@ -607,22 +563,22 @@ render_html(FILE *f, json_object *r)
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8"
 	    "\">\n<title>Challengers of ", f);
-	esc(f, str(r, "schema"));
+	html_escape(f, str(r, "schema"));
 	fprintf(f, " v%lld</title>\n<style>%s</style>\n</head><body>\n"
 	    "<h1>Challengers of schema ", (long long)numk(r, "version"),
 	    html_style);
-	esc(f, str(r, "schema"));
+	html_escape(f, str(r, "schema"));
 	fprintf(f, ", version %lld</h1>\n<p>Current backend <b>",
 	    (long long)numk(r, "version"));
-	esc(f, str(r, "backend"));
+	html_escape(f, str(r, "backend"));
 	fprintf(f, "</b>, temperature %s, abstain threshold %s.</p>\n",
 	    fmt(b[0], numk(r, "temperature"), S_SHORT),
 	    fmt(b[1], numk(r, "abstain_threshold"), S_SHORT));
 	json_object_object_foreach(member(r, "questions"), qname, q) {
 		fputs("<section>\n<h2>", f);
-		esc(f, qname);
+		html_escape(f, qname);
 		fputs(" <small>(", f);
-		esc(f, str(q, "type"));
+		html_escape(f, str(q, "type"));
 		fputs(")</small></h2>\n<figure>\n", f);
 		svg_intervals(f, qname, q);
 		fputs("<figcaption>Log loss difference, challenger minus "
@@ -632,7 +588,7 @@ render_html(FILE *f, json_object *r)
 		json_object_object_foreach(member(q, "challengers"), cname,
 		    c) {
 			fputs("<h3>", f);
-			esc(f, cname);
+			html_escape(f, cname);
 			fprintf(f, "</h3>\n<p>%lld decisions with an outcome "
 			    "and both answers%s.</p>\n",
 			    (long long)numk(c, "count"),
@@ -656,7 +612,7 @@ render_html(FILE *f, json_object *r)
 	    "same resamples for both; a fixed seed, so the same data give "
 	    "the same report).</dd><dt>Verdict</dt><dd>", (long long)numk(m,
 	    "resamples"));
-	esc(f, str(m, "rule"));
+	html_escape(f, str(m, "rule"));
 	fprintf(f, " (min_pairs: %lld). When not yet decided, the outcomes "
 	    "still needed are estimated as (1.96 &times; sd / mean)&sup2; of "
 	    "the per-decision log loss differences, at least min_pairs, less "

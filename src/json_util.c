@@ -752,6 +752,18 @@ ju_num(double d)
 }
 
 void
+ju_add_figure(json_object *obj, const char *key, double d)
+{
+	ju_add(obj, key, isfinite(d) ? ju_num(d) : NULL);
+}
+
+void
+ju_add_count(json_object *obj, const char *key, size_t n)
+{
+	ju_add(obj, key, ju_int((int64_t)n));
+}
+
+void
 ju_add_str(json_object *obj, const char *key, const char *v)
 {
 	ju_add(obj, key, v ? ju_string(v) : NULL);

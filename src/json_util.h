@@ -9,6 +9,7 @@
 #ifndef EVALGATE_JSON_UTIL_H
 #define EVALGATE_JSON_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
@@ -79,6 +80,10 @@ void		 ju_push(json_object *arr, json_object *v);
 /* A new JSON number for d, written as the shortest text that reads back
  * as d ("0.4", not "0.40000000000000002"; "1.0" for 1); 0 if not finite. */
 json_object	*ju_num(double d);
+/* Adds key: d, or null where d is not finite (a figure over nothing). */
+void		 ju_add_figure(json_object *obj, const char *key, double d);
+/* Adds key: the count n. */
+void		 ju_add_count(json_object *obj, const char *key, size_t n);
 /* Adds key: string, or null for a NULL string. */
 void		 ju_add_str(json_object *obj, const char *key, const char *v);
 /* Adds key: RFC 3339 time from epoch ms, or null for 0. */

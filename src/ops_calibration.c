@@ -3,10 +3,11 @@
  * /admin/v1/schemas/{id}/calibration through ops_run().
  *
  * Reads every answered question of one schema version that has an
- * outcome (store_sqlite_calibration.c, store_pg_decision.c), computes the figures of calibration.h
- * per question and per backend at the version's temperature, fits the
- * temperature on the fit part of the deterministic split and reports it,
- * and the abstain threshold for a target accuracy, on the held-out part.
+ * outcome (store_sqlite_report.c, store_pg_report.c), computes the
+ * figures of calibration.h per question and per backend at the
+ * version's temperature, fits the temperature on the fit part of the
+ * deterministic split and reports it, and the abstain threshold for a
+ * target accuracy, on the held-out part.
  * With apply, publishes a new version with the same questions, backend
  * and abstain threshold and the temperature fitted over every reported
  * question, through OP_SCHEMA_PUBLISH (validation, transaction, audit).
@@ -301,37 +302,18 @@ load_init(struct load *l, json_object *questions, const char *only,
 	return 0;
 }
 
-/* Figures as JSON: null where there is none. */
-static json_object *
-num(double d)
-{
-	return isfinite(d) ? ju_num(d) : NULL;
-}
-
-static void
-add_num(json_object *o, const char *k, double d)
-{
-	ju_add(o, k, num(d));
-}
-
-static void
-add_size(json_object *o, const char *k, size_t n)
-{
-	ju_add(o, k, ju_int((int64_t)n));
-}
-
 /* count, accuracy, mean_abs_error (scores), brier, log_loss, ece. */
 static void
 add_figures(json_object *o, const struct cal_metrics *m, enum qtype type)
 {
-	add_size(o, "count", m->count);
+	ju_add_count(o, "count", m->count);
 	ju_add(o, "small_sample", ju_bool(m->count < CAL_SMALL_SAMPLE));
-	add_num(o, "accuracy", m->accuracy);
+	ju_add_figure(o, "accuracy", m->accuracy);
 	if (type == Q_SCORE)
-		add_num(o, "mean_abs_error", m->mean_abs_error);
-	add_num(o, "brier", m->brier);
-	add_num(o, "log_loss", m->log_loss);
-	add_num(o, "ece", m->ece);
+		ju_add_figure(o, "mean_abs_error", m->mean_abs_error);
+	ju_add_figure(o, "brier", m->brier);
+	ju_add_figure(o, "log_loss", m->log_loss);
+	ju_add_figure(o, "ece", m->ece);
 }
 
 static json_object *
@@ -342,11 +324,11 @@ bins_json(const struct cal_metrics *m)
 
 	for (i = 0; i < CAL_BINS; i++) {
 		b = ju_obj();
-		add_num(b, "low", m->bins[i].low);
-		add_num(b, "high", m->bins[i].high);
-		add_size(b, "count", m->bins[i].count);
-		add_num(b, "confidence", m->bins[i].confidence);
-		add_num(b, "accuracy", m->bins[i].accuracy);
+		ju_add_figure(b, "low", m->bins[i].low);
+		ju_add_figure(b, "high", m->bins[i].high);
+		ju_add_count(b, "count", m->bins[i].count);
+		ju_add_figure(b, "confidence", m->bins[i].confidence);
+		ju_add_figure(b, "accuracy", m->bins[i].accuracy);
 		ju_push(a, b);
 	}
 	return a;
@@ -380,12 +362,12 @@ fit_json(const struct fit *f)
 {
 	json_object *o = ju_obj();
 
-	add_num(o, "current", f->current);
-	add_num(o, "fitted", f->fitted);
-	add_num(o, "log_loss_before", f->before);
-	add_num(o, "log_loss_after", f->after);
-	add_size(o, "fit_count", f->nfit);
-	add_size(o, "holdout_count", f->nhold);
+	ju_add_figure(o, "current", f->current);
+	ju_add_figure(o, "fitted", f->fitted);
+	ju_add_figure(o, "log_loss_before", f->before);
+	ju_add_figure(o, "log_loss_after", f->after);
+	ju_add_count(o, "fit_count", f->nfit);
+	ju_add_count(o, "holdout_count", f->nhold);
 	ju_add(o, "at_bound", ju_bool(f->at_bound));
 	return o;
 }
@@ -468,18 +450,18 @@ question_json(const struct load *l, const struct qstat *q,
 	ju_add_str(o, "type", question_type_name(q->type));
 	add_figures(o, &m, q->type);
 	ju_add(o, "bins", bins_json(&m));
-	add_num(o, "abstain_rate", m.abstain_rate);
-	add_num(o, "accuracy_answered", m.accuracy_answered);
+	ju_add_figure(o, "abstain_rate", m.abstain_rate);
+	ju_add_figure(o, "accuracy_answered", m.accuracy_answered);
 	ju_add(o, "temperature", fit_json(&f));
 	t = NULL;
 	if (isfinite(rq->target)) {
 		t = ju_obj();
-		add_num(t, "target_accuracy", rq->target);
+		ju_add_figure(t, "target_accuracy", rq->target);
 		rc = cal_threshold(hold, *nhold - hold0, v->temperature,
 		    rq->target,
 		    &threshold, &share);
-		add_num(t, "threshold", rc == 1 ? threshold : NAN);
-		add_num(t, "abstain_share", rc == 1 ? share : NAN);
+		ju_add_figure(t, "threshold", rc == 1 ? threshold : NAN);
+		ju_add_figure(t, "abstain_share", rc == 1 ? share : NAN);
 	}
 	ju_add(o, "threshold", t);
 	backends = ju_obj();
@@ -541,7 +523,7 @@ report(struct load *l, const struct schema_version *v,
 	out = ju_obj();
 	ju_add_str(out, "schema", v->slug);
 	ju_add(out, "version", ju_int(v->version));
-	add_num(out, "abstain_threshold", v->abstain_threshold);
+	ju_add_figure(out, "abstain_threshold", v->abstain_threshold);
 	ju_add(out, "temperature", fit_json(pooled));
 	ju_add(out, "questions", questions);
 	return out;
@@ -568,8 +550,8 @@ ops_republish(struct op_ctx *c, const struct schema_version *v,
 	ju_add_str(in, "id", v->slug);
 	ju_add(in, "questions", json_object_get(v->questions));
 	ju_add_str(in, "backend", backend);
-	add_num(in, "temperature", T);
-	add_num(in, "abstain_threshold", v->abstain_threshold);
+	ju_add_figure(in, "temperature", T);
+	ju_add_figure(in, "abstain_threshold", v->abstain_threshold);
 	/* Ignored by the publication, kept by its audit row. */
 	ju_add(in, from, ju_int(v->version));
 	rc = ops_run(OP_SCHEMA_PUBLISH, c, in, out, e);
@@ -663,7 +645,7 @@ ops_calibration(struct op_ctx *c, json_object *in, json_object **out,
 		p = ju_obj();
 		ju_add_str(p, "id", v.slug);
 		ju_add(p, "version", ju_int(version));
-		add_num(p, "temperature", pooled.fitted);
+		ju_add_figure(p, "temperature", pooled.fitted);
 		ju_add(o, "published", p);
 	}
 	if (rc == 0)

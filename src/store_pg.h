@@ -127,7 +127,7 @@ enum pg_stmt {
 	PG_CHALLENGER_ANSWER_INSERT,
 	PG_CHALLENGER_ANSWERS,
 	PG_REPLAY_PAGE,		/* a replay's walk */
-	/* The comparison (store_pg_compare.c). */
+	/* The comparison (store_pg_report.c). */
 	PG_COMPARE_ROWS,
 
 	PG_STMT__MAX

@@ -1,7 +1,6 @@
-/* store_pg_decision.c: decisions, their answers and outcomes, the
- * operators' pages of them and what calibration reads, in PostgreSQL
- * (the SQLite engine's store_sqlite_decision*.c and
- * store_sqlite_calibration.c, with the same answers and errors).
+/* store_pg_decision.c: decisions, their answers and outcomes and the
+ * operators' pages of them, in PostgreSQL (the SQLite engine's
+ * store_sqlite_decision*.c, with the same answers and errors).
  *
  * A decision costs one statement: the decision, every answer (one
  * array parameter per column) and its quota units, in the implicit
@@ -265,54 +264,4 @@ pg_decision_page(struct store *pg, const struct decision_range *q,
 	}
 	PQclear(r);
 	return n;
-}
-
-/* Calibration (doc/design.md, section 15): the rows streamed, in decision id
- * order, as the SQLite engine's. */
-
-struct calibration_walk {
-	int	(*fn)(const struct calibration_row *, void *, struct error *);
-	void	*arg;
-};
-
-static const char *
-col(const PGresult *r, int c)
-{
-	const char *t = pg_str(r, 0, c);
-
-	return t != NULL ? t : "";
-}
-
-static int
-calibration_row(const PGresult *r, void *arg, struct error *e)
-{
-	struct calibration_walk	*w = arg;
-	struct calibration_row	 row;
-
-	row.decision_id = col(r, 0);
-	row.backend = col(r, 1);
-	row.created_at_ms = pg_int(r, 0, 2);
-	row.question = col(r, 3);
-	row.type = col(r, 4);
-	row.distribution = col(r, 5);
-	row.outcome = col(r, 6);
-	return w->fn(&row, w->arg, e);
-}
-
-int
-pg_calibration_each(struct store *pg, int64_t schema_id, int64_t version,
-    const char *question, int64_t since_ms,
-    int (*fn)(const struct calibration_row *, void *, struct error *),
-    void *arg, struct error *e)
-{
-	struct calibration_walk	 w = { fn, arg };
-	struct pg_params	 p;
-
-	pg_params_init(&p);
-	pg_bind_int(&p, 1, schema_id);
-	pg_bind_int(&p, 2, version);
-	pg_bind_int(&p, 3, since_ms);
-	pg_bind_text(&p, 4, question);
-	return pg_stream(pg, PG_CALIBRATION_ROWS, &p, calibration_row, &w, e,
-	    "calibration rows");
 }

@@ -209,7 +209,7 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    " WHERE d.schema_id = $1 AND d.schema_version = $2"
 	    " AND d.created_at_ms >= $3 AND d.id > $5::text"
 	    " ORDER BY d.id LIMIT $6",
-	/* The comparison (store_pg_compare.c), as the SQLite engine's. */
+	/* The comparison (store_pg_report.c), as the SQLite engine's. */
 	[PG_COMPARE_ROWS] =
 	    "SELECT d.id, d.created_at_ms, a.question, a.type, a.distribution,"
 	    " o.value, d.latency_backend_ms,"

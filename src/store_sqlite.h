@@ -118,7 +118,7 @@ enum stmt {
 	/* The catalog's generation (kept.h). */
 	STMT_GENERATION,
 	/* Decisions, answers, outcomes (store_sqlite_decision*.c), calibration
-	 * (store_sqlite_calibration.c). */
+	 * (store_sqlite_report.c). */
 	STMT_DECISION_INSERT,
 	STMT_ANSWER_INSERT,
 	STMT_DECISION_EXISTS,
@@ -163,7 +163,7 @@ enum stmt {
 	STMT_PRUNE_CHALLENGERS,
 	/* A replay's walk (store_sqlite_challenger.c). */
 	STMT_REPLAY_PAGE,
-	/* The comparison (store_sqlite_compare.c). */
+	/* The comparison (store_sqlite_report.c). */
 	STMT_COMPARE_ROWS,
 	STMT__MAX
 };

@@ -190,7 +190,7 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_GENERATION] = "SELECT n FROM catalog_generation",
 
 	/* Decisions, answers, outcomes (store_sqlite_decision*.c), calibration
-	 * (store_sqlite_calibration.c). */
+	 * (store_sqlite_report.c). */
 	[STMT_DECISION_INSERT] =
 	    "INSERT INTO decisions (id, app_id, created_at_ms, model, backend,"
 	    " schema_id, schema_version, template_id, template_version, state,"
@@ -328,7 +328,7 @@ const char *const store_sql[STMT__MAX] = {
 	    " WHERE d.schema_id = ?1 AND d.schema_version = ?2"
 	    " AND d.created_at_ms >= ?3 AND d.id > ?5"
 	    " ORDER BY d.id LIMIT ?6",
-	/* The comparison (store_sqlite_compare.c): each answered question
+	/* The comparison (store_sqlite_report.c): each answered question
 	 * with its outcome of each decision of schema ?1, version ?2,
 	 * created at or after ?3, of question ?4 (NULL: every one), once
 	 * per challenger that answered the decision.  A sum of tokens with

@@ -1,8 +1,11 @@
-/* store_sqlite_compare.c: what the comparison of a schema version's
- * backend with its challengers reads (doc/design.md, section 15.1): each
- * answered question of a decision that has its outcome, once per
- * challenger that answered the decision, streamed in the order
- * store_compare_each() gives (store.h) by one statement. */
+/* store_sqlite_report.c: what the reports read, each streamed by one
+ * statement in the order store.h gives, so that a report is the same
+ * however often it is asked for: calibration (doc/design.md, section
+ * 15), every answered question of a schema version that has an outcome,
+ * with the untempered distribution the decision kept, in decision id
+ * order; the comparison of the version's backend with its challengers
+ * (section 15.1), those rows once per challenger that answered the
+ * decision. */
 #include "config.h"
 
 #include <stdint.h>
@@ -15,6 +18,39 @@ col(sqlite3_stmt *stmt, int i)
 	const unsigned char *t = sqlite3_column_text(stmt, i);
 
 	return t != NULL ? (const char *)t : "";
+}
+
+int
+sq_calibration_each(struct store *st, int64_t schema_id, int64_t version,
+    const char *question, int64_t since_ms,
+    int (*fn)(const struct calibration_row *, void *, struct error *),
+    void *arg, struct error *e)
+{
+	sqlite3_stmt		*stmt;
+	struct calibration_row	 row;
+	int			 rc;
+
+	if ((stmt = sqlite_stmt(st, STMT_CALIBRATION_ROWS, e)) == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, schema_id);
+	sqlite3_bind_int64(stmt, 2, version);
+	sqlite3_bind_int64(stmt, 3, since_ms);
+	sqlite_bind_text(stmt, 4, question);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		row.decision_id = col(stmt, 0);
+		row.backend = col(stmt, 1);
+		row.created_at_ms = sqlite3_column_int64(stmt, 2);
+		row.question = col(stmt, 3);
+		row.type = col(stmt, 4);
+		row.distribution = col(stmt, 5);
+		row.outcome = col(stmt, 6);
+		if (fn(&row, arg, e) == -1) {
+			sqlite3_reset(stmt);
+			return -1;
+		}
+	}
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "calibration rows");
 }
 
 /* A count, or -1 for NULL. */
