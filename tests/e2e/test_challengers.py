@@ -16,12 +16,16 @@ answering the clients and fake System One upstreams as challengers:
   answer or charge;
 - evalgate_challenger_calls_total counts ok, failed and shed calls
   apart from the client's backend calls;
+- a challenger whose replica failed twice in a row rests: its next calls
+  are shed, not made; one whose backend has no room in flight is shed,
+  never queued;
 - a prune removes the challengers' rows with their decisions, and a
   backup and its restore keep them."""
 
 import json
 import os
 import sqlite3
+import threading
 import time
 
 from gateway import Gateway, TAP, Upstream
@@ -286,6 +290,63 @@ def test_failing(t, g, k, bad):
     g.admin("schema", "challenger", "remove", "cs", "--backend", "bad")
 
 
+def test_cooling(t, g, k, bad):
+    """A challenger whose replica failed twice in a row rests: its calls
+    are shed, not made, until its cool-down is over.  bad: an upstream
+    of its own, answering 500."""
+    g.admin("backend", "add", "bad2", "--kind", "systemone", "--url",
+            bad.url)
+    challengers(g, k["adm"], backend="bad2", share=1)
+    asked = len(bad.requests())
+    failed = metric(g, k["adm"], "bad2", "failed")
+    shed = metric(g, k["adm"], "bad2", "shed")
+    for _ in range(4):
+        evaluate(g, k["quota"], pause=0.5)
+    end = time.time() + 5
+    while time.time() < end and (metric(g, k["adm"], "bad2", "failed") +
+                                 metric(g, k["adm"], "bad2", "shed") <
+                                 failed + shed + 4):
+        time.sleep(0.05)
+    t.eq((metric(g, k["adm"], "bad2", "failed") - failed,
+          metric(g, k["adm"], "bad2", "shed") - shed), (2, 2),
+         "four evaluations: two failed calls rest the replica, the next "
+         "two are shed")
+    t.eq(len(bad.requests()) - asked, 2, "and only the two were made")
+    g.admin("schema", "challenger", "remove", "cs", "--backend", "bad2")
+
+
+def test_in_flight(t, g, k, held):
+    """A challenger call never waits for room in flight: with its
+    backend's one call (--max-in-flight 1) taken by a client, it is
+    shed, not queued behind it."""
+    g.admin("backend", "add", "held", "--kind", "systemone", "--url",
+            held.url, "--max-in-flight", "1", "--timeout-ms", "8000")
+    g.publish("held", QUESTIONS, "held")
+    g.admin("grant", "app", "held")
+    held.control(mode="slow", delay_ms=2000)
+    challengers(g, k["adm"], backend="held", share=1)
+    shed = metric(g, k["adm"], "held", "shed")
+    client = {}
+
+    def hold():
+        client["r"] = g.post("/v1/systemone", {"state": STATE, "x_schema":
+                                               {"id": "held"}},
+                             key=k["app"])
+    th = threading.Thread(target=hold)
+    th.start()
+    time.sleep(0.5)
+    r = evaluate(g, k["app"], pause=0.5)
+    th.join()
+    t.ok(r.status == 200 and client["r"].status == 200,
+         "setup: both clients answered (%d, %d)" % (r.status,
+                                                    client["r"].status))
+    t.eq(metric(g, k["adm"], "held", "shed") - shed, 1,
+         "the challenger's call, with the backend's one call in flight "
+         "taken by a client, is shed")
+    t.eq(len(held.requests()), 1, "the upstream saw the client's call only")
+    g.admin("schema", "challenger", "remove", "cs", "--backend", "held")
+
+
 def test_prune_backup(t, g, k):
     challengers(g, k["adm"], backend="chal", share=1)
     evaluate(g, k["quota"], pause=0.5)
@@ -323,6 +384,7 @@ def main():
     t = TAP()
     g = Gateway(workers=4)
     up, slow, bad = Upstream(), Upstream(), Upstream("error500")
+    bad2, held = Upstream("error500"), Upstream()
     try:
         a = g.admin
         a("backend", "add", "lex", "--kind", "lexical")
@@ -340,10 +402,12 @@ def main():
         t.run([test_admin, test_share_one, test_hash], g, k)
         t.run([test_slow], g, k, slow)
         t.run([test_failing], g, k, bad)
+        t.run([test_cooling], g, k, bad2)
+        t.run([test_in_flight], g, k, held)
         t.run([test_prune_backup], g, k)
         t.stop_clean(g)
     finally:
-        for u in (up, slow, bad):
+        for u in (up, slow, bad, bad2, held):
             u.stop()
         g.cleanup()
     return t.done()
