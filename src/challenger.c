@@ -73,7 +73,8 @@ distributions(const char *backend, json_object *questions,
 
 	json_object_object_foreach(questions, name, q) {
 		n = question_arity(q);
-		if (i >= a->nquestions || answer_normalise(a->dist[i], n) == -1 ||
+		if (i >= a->nquestions ||
+		    answer_normalise(a->dist[i], n) == -1 ||
 		    (d = answer_distribution_json(q, a->dist[i], n)) == NULL) {
 			json_object_put(dists);
 			error_set(e, ERR_BACKEND_UNAVAILABLE, NULL,

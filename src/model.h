@@ -233,8 +233,10 @@ struct replay_range {
 struct replay_row {
 	char		 id[UUID7_LEN + 1];
 	int64_t		 created_at_ms;
-	int		 recorded;	/* the backend answered it: state NULL */
-	const char	*state;		/* JSON text kept (log_state), or NULL */
+	int		 recorded;	/* the backend answered it: state
+					 * NULL */
+	const char	*state;		/* JSON text kept (log_state), or
+					 * NULL */
 };
 
 /* What an admitted call is told (the RateLimit-Policy and RateLimit

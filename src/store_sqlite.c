@@ -1,8 +1,9 @@
 /* store_sqlite.c: the SQLite engine's connections, migrations, the
  * prepared statements and the transaction helpers every store_sqlite*.c
  * file uses; its table and the making of a connection are
- * store_sqlite_engine.c's.  The SQL is elsewhere: the tables in schema.sql and sql/,
- * the statements in store_sqlite_sql.c. */
+ * store_sqlite_engine.c's.  The SQL is elsewhere: the tables in
+ * schema.sql and sql/ (their steps in store_sqlite_schema.c), the
+ * statements in store_sqlite_sql.c. */
 #include "config.h"
 
 #include <errno.h>

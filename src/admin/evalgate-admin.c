@@ -85,8 +85,9 @@ struct cli_arg {
 
 /* A command of the console on whole files (admin/backup.c,
  * admin/migrate.c, init and compact below), or one that runs for long
- * on a connection it opens itself (admin/replay.c), with no HTTP route: in is what parse_args() made
- * (borrowed); returns the exit status. */
+ * on a connection it opens itself (admin/replay.c), with no HTTP
+ * route: in is what parse_args() made (borrowed); returns the exit
+ * status. */
 typedef int file_cmd(const struct settings *s, json_object *in);
 
 static file_cmd cmd_init, cmd_compact;

@@ -160,6 +160,16 @@ progress(const struct counts *c, int tty, int last)
 	fflush(stderr);
 }
 
+/* Shows why decision id's call failed, on a line of its own (tty: over
+ * the progress line); last: it is the last failure shown. */
+static void
+shown(const struct error *why, const char *id, int tty, int last)
+{
+	fprintf(stderr, "%sevalgate-admin: decision %s: %s%s\n",
+	    tty ? "\r" : "", id, why->message,
+	    last ? " (further failures are counted only)" : "");
+}
+
 /* Walks the decisions of v for b and asks about those it has not
  * answered, as rq bounds it, counting in c.  0, or -1 with e set when
  * the store failed (what was recorded stays). */
@@ -210,11 +220,8 @@ walk(struct store *st, const struct settings *s, const struct request *rq,
 			    p.row[i].state, &why) == 0)
 				c->recorded++;
 			else if (++c->failed <= REPLAY_SHOWN)
-				fprintf(stderr, "%sevalgate-admin: decision %s: "
-				    "%s%s\n", tty ? "\r" : "", p.row[i].id,
-				    why.message, c->failed == REPLAY_SHOWN ?
-				    " (further failures are counted only)" :
-				    "");
+				shown(&why, p.row[i].id, tty,
+				    c->failed == REPLAY_SHOWN);
 			error_clear(&why);
 			progress(c, tty, 0);
 		}
