@@ -129,6 +129,9 @@ static const struct op_def {
 	    0 },
 	[OP_CHALLENGER_REMOVE] = { "schema.challenger.remove",
 	    op_challenger_remove, 1 },
+	[OP_CONSOLE_LOGIN] = { "console.login", op_console_session, 1 },
+	[OP_CONSOLE_LOGOUT] = { OPS_CONSOLE_LOGOUT_ACTION, op_console_session,
+	    1 },
 };
 
 /* What the audit row names: the first identifying member of the input. */

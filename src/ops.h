@@ -11,6 +11,10 @@
 
 #include "error.h"
 
+/* The audit log's action of OP_CONSOLE_LOGOUT: a console session of a
+ * key issued before the key's latest one is over (handler_console.c). */
+#define OPS_CONSOLE_LOGOUT_ACTION "console.logout"
+
 struct settings;
 struct store;
 
@@ -39,6 +43,8 @@ enum op {
 	OP_CHALLENGER_ADD,	/* README, "Challengers": ops_challenger.c */
 	OP_CHALLENGER_LIST,
 	OP_CHALLENGER_REMOVE,
+	OP_CONSOLE_LOGIN,	/* {prefix}: the web console's sessions, whose */
+	OP_CONSOLE_LOGOUT,	/* audit rows are their record: ops_console.c */
 	OP__MAX
 };
 

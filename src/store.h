@@ -380,5 +380,10 @@ int	 store_challenger_answers(struct store *st, const char *id,
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,
 	    const char *target, json_object *details, struct error *e);
+/* When the latest audit row of action on target was written, in *at_ms
+ * (0: none): the console's last logout of a key (handler_console.c).
+ * 0, or -1 with e set. */
+int	 store_audit_last(struct store *st, const char *action,
+	    const char *target, int64_t *at_ms, struct error *e);
 
 #endif

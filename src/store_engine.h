@@ -146,7 +146,10 @@
 	    challenger_answer *a, struct error *e), (st, a, e)) \
 	X(int, challenger_answers, (struct store *st, const char *id, void \
 	    (*fn)(const struct challenger_answer *, void *), void *arg, struct \
-	    error *e), (st, id, fn, arg, e))
+	    error *e), (st, id, fn, arg, e)) \
+	X(int, audit_last, (struct store *st, const char *action, const char \
+	    *target, int64_t *at_ms, struct error *e), (st, action, target, \
+	    at_ms, e))
 
 #define STORE_VOID_OPS(X) \
 	X(void, maintain, (struct store *st), (st)) \

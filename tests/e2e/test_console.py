@@ -1,0 +1,358 @@
+"""test_console: the operator's console over real lighttpd, as plain
+HTTP (tests/e2e/test_console_browser.py drives it in Chromium).
+
+Unreachable on the public listener; a page without a session is sent to
+the login form, a change without one is 403 and changes nothing; a
+login sets an HttpOnly, SameSite=Strict cookie with an expiry; a form
+without the session's CSRF token, with a forged one or another
+session's is 403 and changes nothing; a forged or tampered cookie is no
+session; sessions survive neither logout (every session of the key
+issued before it) nor the key's revocation, nor their age; every page
+carries a strict Content-Security-Policy; hostile names are written
+inert; applications are created and changed, keys issued (shown once)
+and revoked (after a confirmation) through the forms, each with its
+audit row."""
+
+import os
+import re
+import urllib.parse
+
+from gateway import Gateway, TAP
+
+KEY = re.compile(r"svc_[a-z0-9]{8}_[A-Za-z0-9]{32}")
+ROOT = "/admin/console"
+HOSTILE = "\"><iframe>'&x"      # no space or '/': a valid name
+HOSTILE_ESCAPED = "&quot;&gt;&lt;iframe&gt;&#39;&amp;x"
+
+
+def set_clock(g, ms):
+    with open(os.path.join(g.dir, "clock"), "w") as f:
+        f.write("" if ms is None else str(ms))
+
+
+class Browser:
+    """A cookie jar over the internal listener."""
+
+    def __init__(self, g):
+        self.g = g
+        self.cookie = None
+
+    def request(self, method, path, form=None, cookie=None, **kw):
+        h = dict(kw.pop("headers", {}))
+        c = cookie if cookie is not None else self.cookie
+        if c:
+            h["Cookie"] = "evalgate_console=" + c
+        body = None
+        if form is not None:
+            body = urllib.parse.urlencode(form)
+            h["Content-Type"] = "application/x-www-form-urlencoded"
+        r = self.g.request(method, ROOT + path, body, headers=h,
+                           port=kw.pop("port", self.g.admin_port), **kw)
+        sc = r.headers.get("set-cookie")
+        if sc and sc.startswith("evalgate_console="):
+            self.cookie = sc.split(";")[0].split("=", 1)[1] or None
+        return r
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, form=None, **kw):
+        return self.request("POST", path, form, **kw)
+
+    def csrf(self, path="/"):
+        m = re.search(r'name="csrf" value="([^"]*)"',
+                      self.get(path).body.decode())
+        return m.group(1) if m else None
+
+    def login(self, key):
+        return self.post("/login", {"key": key})
+
+
+def text(r):
+    return r.body.decode("utf-8", "replace")
+
+
+def apps(g):
+    return {a["name"]: a for a in g.admin_request(
+        "GET", "/admin/v1/applications", key=g.root)
+        .json()["applications"]}
+
+
+def test_hidden_on_public(t, g):
+    for m, p in (("GET", "/login"), ("GET", "/"), ("GET", "/applications"),
+                 ("GET", "/static/console.css"), ("POST", "/login"),
+                 ("POST", "/do/app-create")):
+        r = g.request(m, ROOT + p, "key=" + g.root if m == "POST" else
+                      None)
+        t.error_is(r, 404, "not_found",
+                   "%s %s%s is 404 on the public listener" % (m, ROOT, p))
+
+
+def test_no_session(t, g):
+    b = Browser(g)
+    r = b.get("/")
+    t.eq((r.status, r.headers.get("location")), (303, ROOT + "/login"),
+         "a page without a session: 303 to the login form")
+    r = b.get("/applications")
+    t.eq(r.status, 303, "every page asks for a session")
+    before = set(apps(g))
+    r = b.post("/do/app-create", {"name": "nosession", "csrf": "x" * 43})
+    t.error_is(r, 403, "forbidden", "a change without a session is 403")
+    t.eq(set(apps(g)), before, "... and changes nothing")
+    r = b.get("/login")
+    t.eq(r.status, 200, "the login form")
+    csp = r.headers.get("content-security-policy", "")
+    t.ok("default-src 'none'" in csp and "script-src 'self'" in csp and
+         "unsafe" not in csp and "frame-ancestors 'none'" in csp,
+         "a strict Content-Security-Policy", csp)
+    t.eq((r.headers.get("x-frame-options"),
+          r.headers.get("x-content-type-options")), ("DENY", "nosniff"),
+         "no framing, no sniffing")
+    t.ok('<label for="key">' in text(r) and 'id="key"' in text(r),
+         "the key's field has its label")
+    r = b.get("/static/console.css")
+    t.ok(r.status == 200 and r.headers["content-type"].startswith(
+        "text/css") and b"prefers-color-scheme" in r.body,
+         "the stylesheet needs no session, follows the colour scheme")
+
+
+def test_login(t, g, plain):
+    b = Browser(g)
+    for key, why in ((plain, "a key of an application that is not an "
+                      "administrator"),
+                     (g.root[:-1] + ("A" if g.root[-1] != "A" else "B"),
+                      "a wrong secret"), ("", "no key"),
+                     ("svc_<script>", "a malformed key")):
+        r = b.login(key)
+        t.ok(r.status == 401 and b.cookie is None and
+             "set-cookie" not in r.headers, "login refused: " + why,
+             (r.status, r.headers))
+    t.ok("&lt;script&gt;" not in text(r) or "<script>" not in text(r),
+         "a refused key is not echoed raw")
+    r = b.login(g.root)
+    t.eq((r.status, r.headers.get("location")), (303, ROOT + "/"),
+         "login: 303 to the overview")
+    sc = r.headers.get("set-cookie", "")
+    attrs = [a.strip() for a in sc.split(";")]
+    t.ok("HttpOnly" in attrs and "SameSite=Strict" in attrs and
+         "Path=" + ROOT in attrs and "Max-Age=28800" in attrs and
+         "Secure" not in attrs, "the cookie: HttpOnly, SameSite=Strict, "
+         "its path, 8 hours, not Secure over plain HTTP", sc)
+    t.ok(g.root.split("_")[2] not in sc, "the cookie holds no secret")
+    r = b.get("/")
+    t.ok(r.status == 200 and "<h1>Overview</h1>" in text(r),
+         "the overview with the session", r.status)
+    t.ok("Requests by route" in text(r) and "Backends" in text(r) and
+         "retention" in text(r), "the overview: requests, backends, "
+         "the database")
+    rows = g.sql("SELECT actor, action, target FROM audit_log"
+                 " WHERE action LIKE 'console.%'")
+    t.eq([tuple(x) for x in rows],
+         [("root", "console.login", g.root.split("_")[1])],
+         "the login's audit row names the key's prefix")
+    return b
+
+
+def test_csrf(t, g, b):
+    other = Browser(g)
+    other.login(g.root)
+    good = b.csrf()
+    t.ok(good is not None and len(good) == 43, "a form carries the token")
+    before = set(apps(g))
+    for form, why in (({"name": "c1"}, "no token"),
+                      ({"name": "c2", "csrf": ""}, "an empty token"),
+                      ({"name": "c3", "csrf": "A" * 43}, "a forged token"),
+                      ({"name": "c4", "csrf": good[:-1] +
+                        ("A" if good[-1] != "A" else "B")},
+                       "a token one character off"),
+                      ({"name": "c5", "csrf": other.csrf()},
+                       "another session's token")):
+        r = b.post("/do/app-create", form)
+        t.error_is(r, 403, "forbidden", "a change with %s is 403" % why)
+    t.eq(set(apps(g)), before, "... and none changed anything")
+    r = b.post("/do/app-create", {"name": "shop", "csrf": good,
+                                  "rate_per_minute": "120",
+                                  "log_state": "true"})
+    t.eq((r.status, r.headers.get("location")),
+         (303, ROOT + "/applications/shop"),
+         "with the token: created, 303 to its page")
+    a = apps(g).get("shop", {})
+    t.eq((a.get("rate_per_minute"), a.get("log_state"), a.get("admin")),
+         (120, True, False), "... as the form said")
+
+
+def test_cookie_forgery(t, g, b):
+    c = b.cookie
+    prefix, issued, mac = c.split(".")
+    other_prefix = g.new_key("root").split("_")[1]
+    for bad, why in ((prefix + "." + issued + "." + "A" * 43, "a forged MAC"),
+                     (prefix + "." + str(int(issued) + 1) + "." + mac,
+                      "another issue time"),
+                     (other_prefix + "." + issued + "." + mac,
+                      "another key's prefix"),
+                     (c + "x", "a longer token"), ("", "an empty one"),
+                     ("%s.%s" % (prefix, issued), "no MAC")):
+        r = b.get("/", cookie=bad if bad else "x")
+        t.eq(r.status, 303, "a cookie with %s is no session" % why)
+
+
+def test_applications(t, g, b):
+    csrf = b.csrf("/applications")
+    r = b.get("/applications")
+    t.ok(r.status == 200 and 'href="%s/applications/shop"' % ROOT in
+         text(r), "the list links each application")
+    r = b.post("/do/app-update", {"csrf": csrf, "name": "shop",
+                                  "daily_quota": "5000",
+                                  "rate_per_minute": "",
+                                  "log_state": "false"})
+    t.eq(r.status, 303, "an update")
+    a = apps(g)["shop"]
+    t.eq((a["daily_quota"], a["rate_per_minute"], a["log_state"]),
+         (5000, 120, False), "... sets what it gives, keeps what is empty")
+    b.post("/do/app-update", {"csrf": csrf, "name": "shop",
+                              "rate_per_minute": "none"})
+    t.eq(apps(g)["shop"]["rate_per_minute"], None, "'none' clears a limit")
+    r = b.post("/do/app-update", {"csrf": csrf, "name": "shop",
+                                  "daily_quota": "<b>5</b>"})
+    t.ok(r.status == 422 and "&lt;b&gt;5&lt;/b&gt;" in text(r) and
+         "<b>5</b>" not in text(r),
+         "a refusal is a page with the reason, the value escaped",
+         text(r)[-600:])
+    r = b.post("/do/key-issue", {"csrf": csrf, "application": "shop"})
+    keys = KEY.findall(text(r))
+    t.ok(r.status == 201 and len(keys) == 1 and
+         'data-copy="newkey"' in text(r),
+         "a key issued is shown once, with a copy button", r.status)
+    key = keys[0] if keys else ""
+    t.eq(g.get("/v1/models", key=key).status, 200,
+         "the key works on the public listener")
+    page = text(b.get("/applications/shop"))
+    prefix = key.split("_")[1] if key else "?"
+    t.ok(prefix in page and key not in page,
+         "the application's page lists the key by prefix, never whole")
+    r = b.get("/revoke/" + prefix)
+    t.ok(r.status == 200 and 'name="prefix" value="%s"' % prefix in
+         text(r) and "cannot be undone" in text(r),
+         "revoking asks first")
+    t.eq(g.get("/v1/models", key=key).status, 200,
+         "... and the confirmation page changes nothing")
+    r = b.post("/do/key-revoke", {"csrf": csrf, "prefix": prefix})
+    t.eq((r.status, r.headers.get("location")),
+         (303, ROOT + "/applications/shop"), "revoked: back to its page")
+    t.eq(g.get("/v1/models", key=key).status, 401, "the key is refused")
+    rows = g.sql("SELECT action, target FROM audit_log WHERE actor = 'root'"
+                 " AND action NOT LIKE 'console.%' ORDER BY id")
+    t.eq([tuple(x) for x in rows],
+         [("app.create", "shop"), ("app.update", "shop"),
+          ("app.update", "shop"), ("key.issue", "shop"),
+          ("key.revoke", prefix)],
+         "one audit row per change done, none for refusals")
+
+
+def test_hostile(t, g, b):
+    csrf = b.csrf("/applications")
+    for name in (HOSTILE, "javascript:alert(1)"):
+        r = b.post("/do/app-create", {"csrf": csrf, "name": name})
+        t.eq(r.status, 303, "an application named %r" % name)
+    page = text(b.get("/applications"))
+    t.ok(HOSTILE_ESCAPED in page and HOSTILE not in page and
+         "<iframe" not in page, "a hostile name is written escaped")
+    t.ok('href="javascript:' not in page and
+         'href="%s/applications/javascript%%3Aalert%%281%%29"' % ROOT in
+         page, "a javascript: name is a path segment of the console's")
+    enc = urllib.parse.quote(HOSTILE, safe="")
+    r = b.get("/applications/" + enc)
+    t.ok(r.status == 200 and HOSTILE not in text(r) and
+         "<h1>" + HOSTILE_ESCAPED + "</h1>" in text(r) and
+         'name="name" value="%s"' % HOSTILE_ESCAPED in text(r),
+         "its own page: the title and the form's value escaped",
+         text(r)[:800])
+    r = b.get("/applications/" + urllib.parse.quote("<script>x", safe=""))
+    t.ok(r.status == 404 and "<script>" not in text(r),
+         "an unknown name in the path, escaped in the refusal")
+
+
+def test_logout(t, g, b):
+    second = Browser(g)
+    second.login(g.root)
+    t.eq(second.get("/").status, 200, "a second session of the same key")
+    old = b.cookie
+    csrf = b.csrf()
+    r = b.post("/logout", {"csrf": "A" * 43})
+    t.error_is(r, 403, "forbidden", "logout with a forged token is 403")
+    t.eq(b.get("/").status, 200, "... and the session goes on")
+    r = b.post("/logout", {"csrf": csrf})
+    t.eq((r.status, r.headers.get("location")), (303, ROOT + "/login"),
+         "logout: 303 to the login form")
+    t.ok("Max-Age=0" in r.headers.get("set-cookie", ""),
+         "... the cookie is cleared")
+    t.eq(b.get("/", cookie=old).status, 303,
+         "the old cookie, sent again, is no session")
+    before = set(apps(g))
+    r = b.post("/do/app-create", {"name": "afterlogout", "csrf": csrf},
+               cookie=old)
+    t.error_is(r, 403, "forbidden", "a change with it is 403")
+    t.eq(set(apps(g)), before, "... and changes nothing")
+    t.eq(second.get("/").status, 303,
+         "logout ends every session of the key issued before it")
+    r = b.login(g.root)
+    t.eq(b.get("/").status, 200, "a new login after logout is a session")
+
+
+def test_revoked(t, g):
+    key = g.new_key("ops", "--admin")
+    b = Browser(g)
+    b.login(key)
+    t.eq(b.get("/").status, 200, "a session of a second admin key")
+    csrf = b.csrf()
+    g.admin("key", "revoke", key.split("_")[1])
+    t.eq(b.get("/").status, 303, "the key revoked: its session is refused")
+    before = set(apps(g))
+    r = b.post("/do/app-create", {"name": "afterrevoke", "csrf": csrf})
+    t.error_is(r, 403, "forbidden", "a change by it is 403")
+    t.eq(set(apps(g)), before, "... and changes nothing")
+    t.eq(b.login(key).status, 401, "the revoked key cannot log in")
+
+
+def test_expiry(t, g):
+    b = Browser(g)
+    now = 1800000000000
+    set_clock(g, now)
+    try:
+        b.login(g.root)
+        t.eq(b.get("/").status, 200, "a session at its start")
+        set_clock(g, now + 8 * 3600 * 1000 - 1000)
+        t.eq(b.get("/").status, 200, "a second short of 8 hours")
+        set_clock(g, now + 8 * 3600 * 1000 + 1000)
+        t.eq(b.get("/").status, 303, "a second past 8 hours: over")
+    finally:
+        set_clock(g, None)
+
+
+def main():
+    t = TAP()
+    g = Gateway(workers=2)
+    g.env["SERVICE_TEST_CLOCK_FILE"] = os.path.join(g.dir, "clock")
+    try:
+        g.root = g.new_key("root", "--admin")
+        plain = g.new_key("plain")
+        g.start()
+        t.run([test_hidden_on_public, test_no_session], g)
+        b = None
+        try:
+            b = test_login(t, g, plain)
+        except Exception:
+            import traceback
+            t.ok(False, "test_login raised", traceback.format_exc())
+        if b is not None:
+            t.run([test_csrf, test_cookie_forgery, test_applications,
+                   test_hostile, test_logout], g, b)
+        t.run([test_revoked, test_expiry], g)
+        t.stop_clean(g)
+    finally:
+        g.cleanup()
+    return t.done()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
