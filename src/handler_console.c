@@ -95,12 +95,11 @@ static const struct asset {
 	const char	*name;
 	const char	*type;
 	const char	*body;
-	size_t		 len;
+	const char	*more;		/* written after body; NULL none */
 } assets[] = {
 	{ "console.css", "text/css; charset=utf-8", console_css,
-	    sizeof(console_css) - 1 },
-	{ "console.js", "text/javascript; charset=utf-8", console_js,
-	    sizeof(console_js) - 1 },
+	    calibration_chart_style },
+	{ "console.js", "text/javascript; charset=utf-8", console_js, NULL },
 };
 #define NASSETS (sizeof(assets) / sizeof(assets[0]))
 
@@ -111,6 +110,8 @@ static const struct nav_entry {
 } menu[] = {
 	{ "", "Overview" },
 	{ "applications", "Applications" },
+	{ "decisions", "Decisions" },
+	{ "calibration", "Calibration" },
 };
 #define NMENU (sizeof(menu) / sizeof(menu[0]))
 
@@ -532,11 +533,18 @@ handle_console_asset(struct req *r, struct error *e)
 {
 	size_t i;
 
+	const char	*more;
+	size_t		 len;
+
 	for (i = 0; i < NASSETS; i++)
 		if (strcmp(r->params[0], assets[i].name) == 0) {
+			more = assets[i].more != NULL ? assets[i].more : "";
+			len = strlen(assets[i].body) + strlen(more);
 			http_header(r, "X-Content-Type-Options", "nosniff");
-			http_raw(r, 200, assets[i].type, assets[i].body,
-			    assets[i].len);
+			http_header(r, "Content-Length", "%zu", len);
+			http_begin(r, 200, assets[i].type);
+			http_write(r, assets[i].body, strlen(assets[i].body));
+			http_write(r, more, strlen(more));
 			return 0;
 		}
 	return error_set(e, ERR_NOT_FOUND, NULL, "no such file");
@@ -563,6 +571,8 @@ static const struct page {
 	{ "", overview, 0 },
 	{ "applications", console_applications, 1 },
 	{ "revoke", console_revoke, 2 },
+	{ "decisions", console_decisions, 1 },
+	{ "calibration", console_calibration, 0 },
 };
 #define NPAGES (sizeof(pages) / sizeof(pages[0]))
 
@@ -623,6 +633,29 @@ to_application(struct req *r, json_object *in, json_object *out,
 		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	fputs("applications/", f);
 	html_uri_component(f, name);
+	fclose(f);
+	redirect(r, where);
+	free(where);
+	return 0;
+}
+
+/* After a calibration applied: the report of the version published. */
+static int
+to_calibration(struct req *r, json_object *in, json_object *out,
+    struct error *e)
+{
+	json_object	*p = json_object_object_get(out, "published");
+	char		*where;
+	size_t		 size;
+	FILE		*f;
+
+	(void)in;
+	if ((f = open_memstream(&where, &size)) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	fputs("calibration?schema=", f);
+	html_uri_component(f, ju_str(p, "id"));
+	fprintf(f, "&version=%lld", (long long)json_object_get_int64(
+	    json_object_object_get(p, "version")));
 	fclose(f);
 	redirect(r, where);
 	free(where);
@@ -691,6 +724,9 @@ static const struct action {
 	    { "expires", F_TEXT } }, key_shown },
 	{ "key-revoke", OP_KEY_REVOKE, { { "prefix", F_TEXT } },
 	    to_key_application },
+	{ "calibration-apply", OP_CALIBRATION, { { "id", F_TEXT },
+	    { "version", F_INT }, { "target_accuracy", F_NUM },
+	    { "apply", F_BOOL } }, to_calibration },
 };
 #define NACTIONS (sizeof(actions) / sizeof(actions[0]))
 

@@ -13,16 +13,29 @@ inert; applications are created and changed, keys issued (shown once)
 and revoked (after a confirmation) through the forms, each with its
 audit row."""
 
+import json
+import math
 import os
+import random
 import re
 import urllib.parse
 
-from gateway import Gateway, TAP
+from gateway import Gateway, TAP, Upstream
 
 KEY = re.compile(r"svc_[a-z0-9]{8}_[A-Za-z0-9]{32}")
 ROOT = "/admin/console"
 HOSTILE = "\"><iframe>'&x"      # no space or '/': a valid name
 HOSTILE_ESCAPED = "&quot;&gt;&lt;iframe&gt;&#39;&amp;x"
+
+
+HOSTILE_Q = "\"><iframe>q"      # a question name: any string
+QUESTIONS = {
+    "mood": {"type": "choice", "instructions": "which mood?",
+             "criteria": {"calm": None, "tense": None}},
+    HOSTILE_Q: {"type": "noul", "instructions": "is it?"},
+}
+N_OUTCOMES = 50                 # decisions with outcomes
+N_BARE = 10                     # and without
 
 
 def set_clock(g, ms):
@@ -329,13 +342,160 @@ def test_expiry(t, g):
         set_clock(g, None)
 
 
+def softmax(z):
+    m = max(z)
+    e = [math.exp(x - m) for x in z]
+    return [x / sum(e) for x in e]
+
+
+def temper(p, t):
+    w = [x ** (1.0 / t) for x in p]
+    return [x / sum(w) for x in w]
+
+
+def make_decisions(t, g, up, key):
+    """Decisions of "caller" on schema "cal": the first N_OUTCOMES with
+    outcomes drawn from their distributions made less sure (so that a
+    temperature above 1 fits), then N_BARE without.  Their ids."""
+    rng = random.Random(37)
+    ids, bad = [], []
+    for i in range(N_OUTCOMES + N_BARE):
+        mood = softmax([rng.gauss(0, 2.5) for _ in range(2)])
+        yes = softmax([rng.gauss(0, 2.5) for _ in range(2)])
+        up.control(distributions={"mood": mood, HOSTILE_Q: yes[0]})
+        r = g.post("/v1/systemone", {"state": "<script>alert(%d)</script>"
+                                     % i, "x_schema": {"id": "cal"}},
+                   key=key)
+        if r.status != 200:
+            bad.append(r)
+            continue
+        ids.append(r.json()["x_decision_id"])
+        if i >= N_OUTCOMES:
+            continue
+        m = temper(mood, 2.5)
+        y = temper(yes, 2.5)
+        body = {"answers": {"mood": "calm" if rng.random() < m[0] else
+                            "tense", HOSTILE_Q: rng.random() < y[0]},
+                "source": "e2e"}
+        r = g.post("/v1/decisions/%s/outcome" % ids[-1], body, key=key)
+        if r.status != 200:
+            bad.append(r)
+    t.eq(bad, [], "%d decisions made" % (N_OUTCOMES + N_BARE))
+    return ids
+
+
+def rows(page):
+    body = page.split("<tbody>", 1)[-1].split("</tbody>", 1)[0]
+    return re.findall(r"<tr><td>.*?</tr>", body)
+
+
+def test_decisions(t, g, b, up):
+    key = g.new_key("caller", "--log-state", "--rate-per-minute", "100000")
+    g.admin("grant", "caller", "cal")
+    ids = make_decisions(t, g, up, key)
+    r = b.get("/decisions")
+    t.ok(r.status == 200 and "Choose an application" in text(r) and
+         '<label for="abstained">' in text(r),
+         "the decisions page asks for an application, every filter "
+         "labelled")
+    page = text(b.get("/decisions?application=caller"))
+    got = rows(page)
+    t.eq(len(got), 50, "a page of 50 decisions, oldest first")
+    t.ok(ids[0] in got[0] and ids[49] in got[49], "in their order")
+    m = re.search(r'<a href="([^"]*)">Next page</a>', page)
+    t.ok(m is not None, "a link to the next page")
+    if m:
+        nxt = text(b.get(m.group(1).replace("&amp;", "&")[len(ROOT):]))
+        got = rows(nxt)
+        t.ok(len(got) == 10 and ids[50] in got[0] and
+             "Next page" not in nxt, "the next page: the last 10")
+    got = rows(text(b.get("/decisions?application=caller&outcome=no")))
+    t.eq(sorted(re.search(r"decisions/([0-9a-f-]+)", x).group(1)
+                for x in got), sorted(ids[N_OUTCOMES:]),
+         "filtered: those without an outcome")
+    got = rows(text(b.get("/decisions?application=caller&outcome=yes"
+                          "&schema=nope")))
+    t.eq(got, [], "filtered by another schema: none")
+    ab = rows(text(b.get("/decisions?application=caller&abstained=yes")))
+    no = rows(text(b.get("/decisions?application=caller&abstained=no")))
+    t.ok(len(ab) > 0 and len(no) > 0 and
+         all("<td>yes</td><td>" in x for x in ab),
+         "filtered by abstention", (len(ab), len(no)))
+    r = b.get("/decisions?application=caller&since=yesterday")
+    t.ok(r.status == 422 and "since" in text(r), "a bad time is refused")
+    page = text(b.get("/decisions/" + ids[0]))
+    t.ok(page.count("<meter") == 3 and "calm" in page and
+         ", source e2e, recorded" in page,
+         "a decision: its probabilities as bars, its outcomes",
+         page[-2500:])
+    t.ok("<iframe" not in page and "&quot;&gt;&lt;iframe&gt;q" in page and
+         "&lt;script&gt;alert(0)&lt;/script&gt;" in page and
+         "<script>alert" not in page,
+         "a hostile question name and state are written escaped")
+    bare = ids[-1]
+    t.ok("none yet" in text(b.get("/decisions/" + bare)),
+         "a decision without an outcome says so")
+    r = g.post("/v1/decisions/%s/outcome" % bare,
+               {"answers": {"mood": "tense"}, "source": "api"}, key=key)
+    page = text(b.get("/decisions/" + bare))
+    t.ok(r.status == 200 and "<b>tense</b>, source api" in page,
+         "an outcome recorded through the API is shown", page[-1500:])
+    t.eq(b.get("/decisions/0190c0de-0000-7000-8000-000000000000").status,
+         404, "an unknown decision is 404")
+
+
+def test_calibration(t, g, b):
+    r = b.get("/calibration")
+    t.ok(r.status == 200 and "Choose a schema" in text(r) and
+         '<option value="cal"' in text(r), "calibration: a schema to "
+         "choose")
+    page = text(b.get("/calibration?schema=cal&target_accuracy=0.8"))
+    t.ok(page.count("<svg") == 4 and "reliability diagram of mood" in page
+         and "expected calibration error" in page,
+         "the report: both charts of each question, its figures")
+    t.ok("<iframe" not in page and "&quot;&gt;&lt;iframe&gt;q" in page,
+         "the hostile question name, escaped in the report and its SVG")
+    m = re.search(r"Publish version (\d+)", page)
+    t.ok(m is not None and m.group(1) == "2" and "fitted temperature"
+         in page, "apply names the version it will publish",
+         page[-1500:])
+    csrf = b.csrf("/calibration")
+    before = g.admin("schema", "list", "cal").stdout
+    r = b.post("/do/calibration-apply", {"id": "cal", "version": "1",
+                                         "apply": "true", "csrf": "x"})
+    t.error_is(r, 403, "forbidden", "apply with a forged token is 403")
+    t.eq(g.admin("schema", "list", "cal").stdout, before,
+         "... and publishes nothing")
+    r = b.post("/do/calibration-apply", {"id": "cal", "version": "1",
+                                         "apply": "true", "csrf": csrf})
+    t.eq((r.status, r.headers.get("location")),
+         (303, ROOT + "/calibration?schema=cal&version=2"),
+         "applied: 303 to the new version's report")
+    v2 = g.admin_request("GET", "/admin/v1/schemas/cal/versions/2",
+                         key=g.root).json()
+    v1 = g.admin_request("GET", "/admin/v1/schemas/cal/versions/1",
+                         key=g.root).json()
+    t.ok(v2.get("fingerprint") == v1.get("fingerprint") and
+         v2.get("temperature", 1) > 1,
+         "version 2: the same questions, a fitted temperature", v2)
+
+
 def main():
     t = TAP()
     g = Gateway(workers=2)
+    up = Upstream()
     g.env["SERVICE_TEST_CLOCK_FILE"] = os.path.join(g.dir, "clock")
     try:
-        g.root = g.new_key("root", "--admin")
+        g.root = g.new_key("root", "--admin", "--rate-per-minute",
+                           "100000")
         plain = g.new_key("plain")
+        with open(os.path.join(g.dir, "q.json"), "w") as f:
+            json.dump(QUESTIONS, f)
+        g.admin("backend", "add", "up", "--kind", "systemone", "--url",
+                up.url)
+        g.admin("schema", "publish", "cal", "--questions",
+                os.path.join(g.dir, "q.json"), "--backend", "up",
+                "--abstain-threshold", "0.7")
         g.start()
         t.run([test_hidden_on_public, test_no_session], g)
         b = None
@@ -346,10 +506,13 @@ def main():
             t.ok(False, "test_login raised", traceback.format_exc())
         if b is not None:
             t.run([test_csrf, test_cookie_forgery, test_applications,
-                   test_hostile, test_logout], g, b)
+                   test_hostile], g, b)
+            t.run([test_decisions], g, b, up)
+            t.run([test_calibration, test_logout], g, b)
         t.run([test_revoked, test_expiry], g)
         t.stop_clean(g)
     finally:
+        up.stop()
         g.cleanup()
     return t.done()
 
