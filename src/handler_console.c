@@ -110,6 +110,7 @@ static const struct nav_entry {
 } menu[] = {
 	{ "", "Overview" },
 	{ "applications", "Applications" },
+	{ "schemas", "Schemas" },
 	{ "decisions", "Decisions" },
 	{ "calibration", "Calibration" },
 };
@@ -572,6 +573,7 @@ static const struct page {
 	{ "applications", console_applications, 1 },
 	{ "revoke", console_revoke, 2 },
 	{ "decisions", console_decisions, 1 },
+	{ "schemas", console_schemas, 0 },
 	{ "calibration", console_calibration, 0 },
 };
 #define NPAGES (sizeof(pages) / sizeof(pages[0]))
@@ -637,6 +639,17 @@ to_application(struct req *r, json_object *in, json_object *out,
 	redirect(r, where);
 	free(where);
 	return 0;
+}
+
+/* After a publication: the list of versions. */
+static int
+to_schemas(struct req *r, json_object *in, json_object *out,
+    struct error *e)
+{
+	(void)in;
+	(void)out;
+	(void)e;
+	return redirect(r, "schemas");
 }
 
 /* After a calibration applied: the report of the version published. */
@@ -724,6 +737,12 @@ static const struct action {
 	    { "expires", F_TEXT } }, key_shown },
 	{ "key-revoke", OP_KEY_REVOKE, { { "prefix", F_TEXT } },
 	    to_key_application },
+	{ "schema-publish", OP_SCHEMA_PUBLISH, { { "id", F_TEXT },
+	    { "backend", F_TEXT }, { "questions", F_JSON },
+	    { "temperature", F_NUM }, { "abstain_threshold", F_NUM } },
+	    to_schemas },
+	{ "grant", OP_GRANT, { { "application", F_TEXT },
+	    { "schema", F_TEXT }, { "version", F_INT } }, to_application },
 	{ "calibration-apply", OP_CALIBRATION, { { "id", F_TEXT },
 	    { "version", F_INT }, { "target_accuracy", F_NUM },
 	    { "apply", F_BOOL } }, to_calibration },
@@ -769,7 +788,7 @@ form_value(const struct form_field *f, const char *v, json_object **out,
 			break;
 		return 1;
 	case F_JSON:
-		if ((*out = json_tokener_parse(v)) != NULL)
+		if ((*out = ju_parse(v)) != NULL)
 			return 1;
 		return error_set(e, ERR_VALIDATION, f->name,
 		    "is not valid JSON");

@@ -62,6 +62,8 @@ int	console_applications(struct console *c, const char *item,
 	    struct error *e);
 int	console_revoke(struct console *c, const char *item,
 	    struct error *e);
+int	console_schemas(struct console *c, const char *item,
+	    struct error *e);
 /* handler_console_decisions.c */
 int	console_decisions(struct console *c, const char *item,
 	    struct error *e);

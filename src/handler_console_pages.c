@@ -434,3 +434,95 @@ console_revoke(struct console *c, const char *prefix, struct error *e)
 	json_object_put(out);
 	return console_end(c, 200, e);
 }
+
+/* Schemas */
+
+/* A select of the backends' names. */
+static int
+backend_select(struct console *c, struct error *e)
+{
+	json_object	*in = ju_obj(), *out = NULL, *list;
+	size_t		 i;
+
+	if (console_op(c->r, OP_BACKEND_LIST, in, &out, e) == -1) {
+		json_object_put(in);
+		return -1;
+	}
+	json_object_put(in);
+	fputs("<label for=\"s-backend\">backend<select id=\"s-backend\" "
+	    "name=\"backend\" required>", c->f);
+	json_object_object_get_ex(out, "backends", &list);
+	for (i = 0; i < json_object_array_length(list); i++)
+		html_printf(c->f, "<option>%s</option>", ju_str(
+		    json_object_array_get_idx(list, i), "name"));
+	fputs("</select></label>", c->f);
+	json_object_put(out);
+	return 0;
+}
+
+int
+console_schemas(struct console *c, const char *item, struct error *e)
+{
+	json_object	*in = ju_obj(), *out = NULL, *list, *v;
+	size_t		 i;
+
+	(void)item;
+	if (console_op(c->r, OP_SCHEMA_LIST, in, &out, e) == -1) {
+		json_object_put(in);
+		return -1;
+	}
+	json_object_put(in);
+	if (console_begin(c, c->r, "Schemas", "schemas", e) == -1) {
+		json_object_put(out);
+		return -1;
+	}
+	fputs("<table><thead><tr><th>schema</th><th>version</th>"
+	    "<th>fingerprint</th><th>backend</th><th>temperature</th>"
+	    "<th>abstain threshold</th><th>published</th><th></th></tr>"
+	    "</thead><tbody>\n", c->f);
+	json_object_object_get_ex(out, "schemas", &list);
+	for (i = 0; i < json_object_array_length(list); i++) {
+		v = json_object_array_get_idx(list, i);
+		html_printf(c->f, "<tr><td>%s</td><td class=\"n\">", ju_str(v,
+		    "id"));
+		console_cell(c->f, v, "version");
+		html_printf(c->f, "</td><td><code>%s</code></td><td>",
+		    ju_str(v, "fingerprint"));
+		console_cell(c->f, v, "backend");
+		fputs("</td><td class=\"n\">", c->f);
+		console_cell(c->f, v, "temperature");
+		fputs("</td><td class=\"n\">", c->f);
+		console_cell(c->f, v, "abstain_threshold");
+		fputs("</td><td>", c->f);
+		console_cell(c->f, v, "created_at");
+		html_printf(c->f, "</td><td><a href=\"%s/calibration?schema=%u"
+		    "&amp;version=%D\">calibration</a></td></tr>\n", c->root,
+		    ju_str(v, "id"), (int64_t)json_object_get_int64(
+		    json_object_object_get(v, "version")));
+	}
+	json_object_put(out);
+	fputs("</tbody></table>\n<h2>Publish a version</h2>\n", c->f);
+	console_form(c, "schema-publish", "row");
+	fputs("<label for=\"s-id\">schema<input id=\"s-id\" name=\"id\" "
+	    "required size=\"16\" pattern=\"[a-z0-9][a-z0-9_.\\-]*\">"
+	    "</label>", c->f);
+	if (backend_select(c, e) == -1)
+		return -1;
+	fputs("<label for=\"s-temp\">temperature<input id=\"s-temp\" "
+	    "name=\"temperature\" size=\"5\" placeholder=\"1\"></label>"
+	    "<label for=\"s-thr\">abstain threshold<input id=\"s-thr\" "
+	    "name=\"abstain_threshold\" size=\"5\" placeholder=\"0\">"
+	    "</label><label for=\"s-q\">questions (JSON, as in a request)"
+	    "<textarea id=\"s-q\" name=\"questions\" required cols=\"60\">"
+	    "</textarea></label><button type=\"submit\">Publish</button>"
+	    "</form>\n<h2>Grant a schema</h2>\n", c->f);
+	console_form(c, "grant", "row");
+	fputs("<label for=\"g-app\">application<input id=\"g-app\" "
+	    "name=\"application\" required size=\"16\"></label><label "
+	    "for=\"g-schema\">schema<input id=\"g-schema\" name=\"schema\" "
+	    "required size=\"16\"></label><label for=\"g-version\">version "
+	    "(empty: every one)<input id=\"g-version\" name=\"version\" "
+	    "size=\"5\"></label><button type=\"submit\">Grant</button>"
+	    "</form>\n", c->f);
+	return console_end(c, 200, e);
+}
