@@ -88,7 +88,15 @@ static const char console_js[] =
 	"var b=ev.target.closest('button[data-copy]');if(!b)return;"
 	"var t=document.getElementById(b.getAttribute('data-copy'));"
 	"if(t&&navigator.clipboard)navigator.clipboard.writeText("
-	"t.textContent).then(function(){b.textContent='Copied';});});";
+	"t.textContent).then(function(){b.textContent='Copied';},"
+	"function(){b.textContent='Select and copy it';});});";
+
+/* Its icon, so that a browser asks for no /favicon.ico. */
+static const char console_icon[] =
+	"<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\">"
+	"<rect width=\"16\" height=\"16\" rx=\"3\" fill=\"#2458a6\"/>"
+	"<path d=\"M4 8l3 3 5-6\" stroke=\"#fff\" stroke-width=\"2\" "
+	"fill=\"none\"/></svg>";
 
 /* The console's own files, GET CONSOLE_PREFIX "/static/{name}". */
 static const struct asset {
@@ -100,6 +108,7 @@ static const struct asset {
 	{ "console.css", "text/css; charset=utf-8", console_css,
 	    calibration_chart_style },
 	{ "console.js", "text/javascript; charset=utf-8", console_js, NULL },
+	{ "icon.svg", "image/svg+xml", console_icon, NULL },
 };
 #define NASSETS (sizeof(assets) / sizeof(assets[0]))
 
@@ -280,9 +289,10 @@ console_begin(struct console *c, struct req *r, const char *title,
 	    "<meta charset=\"utf-8\">\n<meta name=\"viewport\" "
 	    "content=\"width=device-width,initial-scale=1\">\n"
 	    "<title>%s - evalgate</title>\n<link rel=\"stylesheet\" "
-	    "href=\"%s/static/console.css\">\n<script src=\"%s/static/"
+	    "href=\"%s/static/console.css\">\n<link rel=\"icon\" "
+	    "href=\"%s/static/icon.svg\">\n<script src=\"%s/static/"
 	    "console.js\" defer></script>\n</head><body>\n<header><b>"
-	    "evalgate</b>", title, c->root, c->root);
+	    "evalgate</b>", title, c->root, c->root, c->root);
 	if (r->app.id != 0) {
 		fputs("<nav aria-label=\"console\">", c->f);
 		for (i = 0; i < NMENU; i++) {
