@@ -49,9 +49,10 @@ const STATES = [
 const problems = [];
 let browser, page, appKey, decisionId;
 
-async function shot(name) {
+async function shot(name, height) {
 	await page.screenshot({ path: path.join(SHOTS, name + ".png"),
-	    fullPage: true });
+	    fullPage: !height, clip: height ? { x: 0, y: 0, width: 1100,
+	    height } : undefined });
 }
 
 async function go(where) {
@@ -206,6 +207,7 @@ test("open the calibration page", async () => {
 	assert.equal(await page.$$eval("main svg", (s) => s.length), 4,
 	    "two charts for each question");
 	await shot("calibration");
+	await shot("calibration-top", 1280);	// the README's
 	await go(page.click("nav a[href$='/admin/console/']"));
 	assert.equal(await h1(), "Overview");
 	await shot("overview");

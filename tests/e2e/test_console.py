@@ -20,7 +20,7 @@ import random
 import re
 import urllib.parse
 
-from gateway import Gateway, TAP, Upstream
+from gateway import APACHE, ApacheGateway, Gateway, TAP, Upstream
 
 KEY = re.compile(r"svc_[a-z0-9]{8}_[A-Za-z0-9]{32}")
 ROOT = "/admin/console"
@@ -515,6 +515,36 @@ def test_calibration(t, g, b):
          "version 2: the same questions, a fitted temperature", v2)
 
 
+def test_apache(t):
+    """The same console under Apache with mod_fcgid (the shipped
+    configuration): hidden on the public listener, a session, a change,
+    a logout."""
+    if not os.path.exists(APACHE):
+        return t.ok(False, "Apache is installed", "run tools/deps.sh --test")
+    g = ApacheGateway(workers=1)
+    try:
+        g.root = g.new_key("root", "--admin")
+        g.start()
+        t.error_is(g.get(ROOT + "/login"), 404, "not_found",
+                   "Apache: the console is 404 on the public listener")
+        b = Browser(g)
+        t.eq(b.get("/").status, 303, "Apache: no session, the login form")
+        r = b.login(g.root)
+        t.ok(r.status == 303 and b.cookie is not None, "Apache: login")
+        csrf = b.csrf("/applications")
+        r = b.post("/do/app-create", {"csrf": "A" * 43, "name": "x1"})
+        t.error_is(r, 403, "forbidden", "Apache: a forged token is 403")
+        r = b.post("/do/app-create", {"csrf": csrf, "name": "viaapache"})
+        t.ok(r.status == 303 and "viaapache" in apps(g),
+             "Apache: an application created through the form")
+        r = b.post("/logout", {"csrf": csrf})
+        t.ok(r.status == 303 and b.get("/").status == 303,
+             "Apache: logout ends the session")
+        t.stop_clean(g)
+    finally:
+        g.cleanup()
+
+
 def main():
     t = TAP()
     g = Gateway(workers=2)
@@ -550,6 +580,7 @@ def main():
     finally:
         up.stop()
         g.cleanup()
+    t.run([test_apache])
     return t.done()
 
 
