@@ -119,6 +119,7 @@ static const struct nav_entry {
 } menu[] = {
 	{ "", "Overview" },
 	{ "applications", "Applications" },
+	{ "backends", "Backends" },
 	{ "schemas", "Schemas" },
 	{ "decisions", "Decisions" },
 	{ "calibration", "Calibration" },
@@ -584,6 +585,7 @@ static const struct page {
 	{ "revoke", console_revoke, 2 },
 	{ "decisions", console_decisions, 1 },
 	{ "schemas", console_schemas, 0 },
+	{ "backends", console_backends, 0 },
 	{ "calibration", console_calibration, 0 },
 };
 #define NPAGES (sizeof(pages) / sizeof(pages[0]))
@@ -616,7 +618,7 @@ handle_console_page(struct req *r, struct error *e)
 
 /* Actions */
 
-enum field_kind { F_TEXT, F_INT, F_NUM, F_BOOL, F_JSON };
+enum field_kind { F_TEXT, F_INT, F_NUM, F_BOOL, F_JSON, F_LINES };
 
 struct form_field {
 	const char	*name;		/* in the form and in the input */
@@ -660,6 +662,17 @@ to_schemas(struct req *r, json_object *in, json_object *out,
 	(void)out;
 	(void)e;
 	return redirect(r, "schemas");
+}
+
+/* After a backend's change: the list of backends. */
+static int
+to_backends(struct req *r, json_object *in, json_object *out,
+    struct error *e)
+{
+	(void)in;
+	(void)out;
+	(void)e;
+	return redirect(r, "backends");
 }
 
 /* After a calibration applied: the report of the version published. */
@@ -747,6 +760,14 @@ static const struct action {
 	    { "expires", F_TEXT } }, key_shown },
 	{ "key-revoke", OP_KEY_REVOKE, { { "prefix", F_TEXT } },
 	    to_key_application },
+	{ "backend-add", OP_BACKEND_ADD, { { "name", F_TEXT },
+	    { "kind", F_TEXT }, { "urls", F_LINES }, { "model", F_TEXT },
+	    { "description", F_TEXT }, { "timeout_ms", F_INT },
+	    { "max_in_flight", F_INT } }, to_backends },
+	{ "backend-update", OP_BACKEND_UPDATE, { { "name", F_TEXT },
+	    { "enabled", F_BOOL }, { "urls", F_LINES }, { "model", F_TEXT },
+	    { "description", F_TEXT }, { "timeout_ms", F_INT },
+	    { "max_in_flight", F_INT } }, to_backends },
 	{ "schema-publish", OP_SCHEMA_PUBLISH, { { "id", F_TEXT },
 	    { "backend", F_TEXT }, { "questions", F_JSON },
 	    { "temperature", F_NUM }, { "abstain_threshold", F_NUM } },
@@ -796,6 +817,17 @@ form_value(const struct form_field *f, const char *v, json_object **out,
 			*out = ju_bool(0);
 		else
 			break;
+		return 1;
+	case F_LINES:
+		*out = ju_arr();
+		while (*v != '\0') {
+			size_t n = strcspn(v, "\r\n");
+
+			if (n > 0)
+				ju_push(*out, ju_string_len(v, n));
+			v += n;
+			v += strspn(v, "\r\n");
+		}
 		return 1;
 	case F_JSON:
 		if ((*out = ju_parse(v)) != NULL)

@@ -64,6 +64,8 @@ int	console_revoke(struct console *c, const char *item,
 	    struct error *e);
 int	console_schemas(struct console *c, const char *item,
 	    struct error *e);
+int	console_backends(struct console *c, const char *item,
+	    struct error *e);
 /* handler_console_decisions.c */
 int	console_decisions(struct console *c, const char *item,
 	    struct error *e);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backend.h"
 #include "clock.h"
 #include "handler_console.h"
 #include "html.h"
@@ -524,5 +525,103 @@ console_schemas(struct console *c, const char *item, struct error *e)
 	    "(empty: every one)<input id=\"g-version\" name=\"version\" "
 	    "size=\"5\"></label><button type=\"submit\">Grant</button>"
 	    "</form>\n", c->f);
+	return console_end(c, 200, e);
+}
+
+/* Backends */
+
+/* The form of a backend's fields: empty to add one. */
+static void
+backend_form(struct console *c, json_object *b)
+{
+	const struct backend_kind	*k;
+	json_object			*urls = NULL;
+	size_t				 i;
+
+	console_form(c, b != NULL ? "backend-update" : "backend-add", "row");
+	if (b != NULL)
+		html_printf(c->f, "<input type=\"hidden\" name=\"name\" "
+		    "value=\"%s\">", ju_str(b, "name"));
+	else {
+		fputs("<label for=\"b-name\">name<input id=\"b-name\" "
+		    "name=\"name\" required size=\"14\"></label><label "
+		    "for=\"b-kind\">kind<select id=\"b-kind\" name=\"kind\">",
+		    c->f);
+		for (i = 0; (k = backend_kind_at(i)) != NULL; i++)
+			html_printf(c->f, "<option>%s</option>", k->name);
+		fputs("</select></label>", c->f);
+	}
+	html_printf(c->f, "<label for=\"b-model-%s\">upstream model<input "
+	    "id=\"b-model-%s\" name=\"model\" size=\"14\" value=\"%s\">"
+	    "</label><label for=\"b-timeout-%s\">timeout ms<input "
+	    "id=\"b-timeout-%s\" name=\"timeout_ms\" size=\"7\" "
+	    "inputmode=\"numeric\" placeholder=\"default\" value=\"",
+	    ju_str(b, "name"), ju_str(b, "name"), ju_str(b, "model"),
+	    ju_str(b, "name"), ju_str(b, "name"));
+	int_value(c->f, b, "timeout_ms");
+	html_printf(c->f, "\"></label><label for=\"b-max-%s\">max in flight"
+	    "<input id=\"b-max-%s\" name=\"max_in_flight\" size=\"5\" "
+	    "inputmode=\"numeric\" placeholder=\"none\" value=\"",
+	    ju_str(b, "name"), ju_str(b, "name"));
+	int_value(c->f, b, "max_in_flight");
+	html_printf(c->f, "\"></label><label for=\"b-desc-%s\">description"
+	    "<input id=\"b-desc-%s\" name=\"description\" size=\"24\" "
+	    "value=\"%s\"></label><label for=\"b-urls-%s\">replica URLs, one "
+	    "a line<textarea id=\"b-urls-%s\" name=\"urls\" rows=\"2\" "
+	    "cols=\"40\">", ju_str(b, "name"), ju_str(b, "name"),
+	    ju_str(b, "description"), ju_str(b, "name"), ju_str(b, "name"));
+	if (b != NULL && json_object_object_get_ex(b, "urls", &urls))
+		for (i = 0; i < json_object_array_length(urls); i++)
+			html_printf(c->f, "%s\n", json_object_get_string(
+			    json_object_array_get_idx(urls, i)));
+	html_printf(c->f, "</textarea></label><button type=\"submit\">%s"
+	    "</button></form>\n", b != NULL ? "Save" : "Add");
+}
+
+int
+console_backends(struct console *c, const char *item, struct error *e)
+{
+	json_object	*in = ju_obj(), *out = NULL, *list, *b;
+	size_t		 i;
+	int		 enabled;
+
+	(void)item;
+	if (console_op(c->r, OP_BACKEND_LIST, in, &out, e) == -1) {
+		json_object_put(in);
+		return -1;
+	}
+	json_object_put(in);
+	if (console_begin(c, c->r, "Backends", "backends", e) == -1) {
+		json_object_put(out);
+		return -1;
+	}
+	if (backend_states(c, e) == -1) {
+		json_object_put(out);
+		console_drop(c);
+		return -1;
+	}
+	json_object_object_get_ex(out, "backends", &list);
+	for (i = 0; i < json_object_array_length(list); i++) {
+		b = json_object_array_get_idx(list, i);
+		enabled = json_object_get_boolean(json_object_object_get(b,
+		    "enabled"));
+		html_printf(c->f, "<h2>%s <small class=\"mute\">%s%s</small>"
+		    "</h2>\n", ju_str(b, "name"), ju_str(b, "kind"),
+		    enabled ? "" : ", disabled");
+		backend_form(c, b);
+		console_form(c, "backend-update", "row");
+		html_printf(c->f, "<input type=\"hidden\" name=\"name\" "
+		    "value=\"%s\"><input type=\"hidden\" name=\"enabled\" "
+		    "value=\"%s\"><button type=\"submit\"%s>%s</button></form>\n",
+		    ju_str(b, "name"), enabled ? "false" : "true",
+		    enabled ? " class=\"danger\"" : "", enabled ? "Disable" :
+		    "Enable");
+	}
+	json_object_put(out);
+	fputs("<h2>Add a backend</h2>\n", c->f);
+	backend_form(c, NULL);
+	fputs("<p class=\"mute\">A kind's own options (openai's max_options, "
+	    "concurrency, extra) are set with evalgate-admin or "
+	    "/admin/v1.</p>\n", c->f);
 	return console_end(c, 200, e);
 }

@@ -446,6 +446,49 @@ def test_decisions(t, g, b, up):
          404, "an unknown decision is 404")
 
 
+def backends(g):
+    return {x["name"]: x for x in g.admin_request(
+        "GET", "/admin/v1/backends", key=g.root).json()["backends"]}
+
+
+def test_backends(t, g, b):
+    csrf = b.csrf("/backends")
+    page = text(b.get("/backends"))
+    t.ok("<h2>up <small" in page and "answering" in page and
+         '<option>openai</option>' in page,
+         "backends: each with its replicas' state, a form to add one")
+    r = b.post("/do/backend-add", {"csrf": csrf, "name": "second",
+                                   "kind": "systemone",
+                                   "urls": "http://127.0.0.1:9/a\r\n\r\n"
+                                   "http://127.0.0.1:9/b\r\n",
+                                   "model": "m1", "timeout_ms": "2500",
+                                   "description": HOSTILE})
+    t.eq((r.status, r.headers.get("location")), (303, ROOT + "/backends"),
+         "a backend added")
+    x = backends(g).get("second", {})
+    t.eq((x.get("kind"), x.get("urls"), x.get("timeout_ms"),
+          x.get("description")),
+         ("systemone", ["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"],
+          2500, HOSTILE), "... as the form said, a replica a line")
+    page = text(b.get("/backends"))
+    t.ok(HOSTILE not in page and HOSTILE_ESCAPED in page,
+         "its hostile description is written escaped")
+    r = b.post("/do/backend-update", {"csrf": csrf, "name": "second",
+                                      "enabled": "false"})
+    t.ok(r.status == 303 and backends(g)["second"]["enabled"] is False,
+         "disabled")
+    r = b.post("/do/backend-update", {"csrf": csrf, "name": "second",
+                                      "enabled": "true",
+                                      "max_in_flight": "4"})
+    x = backends(g)["second"]
+    t.ok(r.status == 303 and x["enabled"] is True and
+         x["max_in_flight"] == 4, "enabled again, with a cap", x)
+    r = b.post("/do/backend-add", {"csrf": csrf, "name": "third",
+                                   "kind": "systemone"})
+    t.ok(r.status == 422 and "third" not in backends(g),
+         "a remote backend without a replica is refused", text(r)[-400:])
+
+
 def test_schemas(t, g, b):
     csrf = b.csrf("/schemas")
     page = text(b.get("/schemas"))
@@ -572,7 +615,7 @@ def main():
         if b is not None:
             t.run([test_csrf, test_cookie_forgery, test_applications,
                    test_hostile], g, b)
-            t.run([test_schemas], g, b)
+            t.run([test_backends, test_schemas], g, b)
             t.run([test_decisions], g, b, up)
             t.run([test_calibration, test_logout], g, b)
         t.run([test_revoked, test_expiry], g)
