@@ -121,6 +121,7 @@ static const struct nav_entry {
 	{ "applications", "Applications" },
 	{ "backends", "Backends" },
 	{ "schemas", "Schemas" },
+	{ "templates", "Templates" },
 	{ "decisions", "Decisions" },
 	{ "calibration", "Calibration" },
 };
@@ -398,25 +399,30 @@ console_cell(FILE *f, json_object *o, const char *k)
 		    JSON_C_TO_STRING_PLAIN));
 }
 
+const char *
+console_error_field(const struct error *e)
+{
+	json_object *f;
+
+	if (e->details != NULL && json_object_object_get_ex(e->details,
+	    "field", &f) && json_object_get_string(f) != NULL)
+		return json_object_get_string(f);
+	return "";
+}
+
 /* A refusal of a console page or action, as a page: the message and the
  * field it names, with the status of the error. */
 static int
 refused(struct req *r, const struct error *err, struct error *e)
 {
-	struct console	c;
-	const char	*field_name = NULL;
-	json_object	*f;
+	struct console c;
 
 	if (error_status(err->code) >= 500)
 		return error_set(e, err->code, NULL, "%s", err->message);
 	if (console_begin(&c, r, "Refused", "", e) == -1)
 		return -1;
-	if (err->details != NULL && json_object_object_get_ex(err->details,
-	    "field", &f))
-		field_name = json_object_get_string(f);
 	html_printf(c.f, "<p class=\"bad\" role=\"alert\">%s%s%s</p>\n",
-	    field_name != NULL ? field_name : "", field_name != NULL ? ": " :
-	    "", err->message);
+	    console_error_field(err), *console_error_field(err) ? ": " : "", err->message);
 	fputs("<p>Go back to correct it.</p>\n", c.f);
 	return console_end(&c, error_status(err->code), e);
 }
@@ -586,6 +592,7 @@ static const struct page {
 	{ "decisions", console_decisions, 1 },
 	{ "schemas", console_schemas, 0 },
 	{ "backends", console_backends, 0 },
+	{ "templates", console_templates, 0 },
 	{ "calibration", console_calibration, 0 },
 };
 #define NPAGES (sizeof(pages) / sizeof(pages[0]))
@@ -673,6 +680,17 @@ to_backends(struct req *r, json_object *in, json_object *out,
 	(void)out;
 	(void)e;
 	return redirect(r, "backends");
+}
+
+/* After a template's publication: the templates. */
+static int
+to_templates(struct req *r, json_object *in, json_object *out,
+    struct error *e)
+{
+	(void)in;
+	(void)out;
+	(void)e;
+	return redirect(r, "templates");
 }
 
 /* After a calibration applied: the report of the version published. */
@@ -774,6 +792,9 @@ static const struct action {
 	    to_schemas },
 	{ "grant", OP_GRANT, { { "application", F_TEXT },
 	    { "schema", F_TEXT }, { "version", F_INT } }, to_application },
+	{ "template-publish", OP_TEMPLATE_PUBLISH, { { "id", F_TEXT },
+	    { "body", F_TEXT }, { "variables", F_JSON }, { "escape", F_TEXT } },
+	    to_templates },
 	{ "calibration-apply", OP_CALIBRATION, { { "id", F_TEXT },
 	    { "version", F_INT }, { "target_accuracy", F_NUM },
 	    { "apply", F_BOOL } }, to_calibration },

@@ -66,6 +66,10 @@ int	console_schemas(struct console *c, const char *item,
 	    struct error *e);
 int	console_backends(struct console *c, const char *item,
 	    struct error *e);
+int	console_templates(struct console *c, const char *item,
+	    struct error *e);
+/* The field an error names ("" none), for a message. */
+const char *console_error_field(const struct error *e);
 /* handler_console_decisions.c */
 int	console_decisions(struct console *c, const char *item,
 	    struct error *e);

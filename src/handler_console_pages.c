@@ -625,3 +625,109 @@ console_backends(struct console *c, const char *item, struct error *e)
 	    "/admin/v1.</p>\n", c->f);
 	return console_end(c, 200, e);
 }
+
+/* Templates */
+
+/* A query parameter into buf ("" when absent). */
+static void
+param(struct req *r, const char *name, char *buf, size_t size)
+{
+	if (req_query(r, name, buf, size) == NULL)
+		buf[0] = '\0';
+}
+
+#define VALUES_MAX	8192	/* bytes of a preview's values */
+
+/* The rendered state of the template the query names, with the values
+ * it gives, or why not. */
+static void
+preview(struct console *c, const char *id, const char *version,
+    const char *values)
+{
+	struct error	 err = { 0 };
+	json_object	*in = ju_obj(), *out = NULL, *v;
+
+	ju_add_str(in, "id", id);
+	if (*version != '\0')
+		ju_add(in, "version", ju_int(strtoll(version, NULL, 10)));
+	if ((v = ju_parse(values)) != NULL)
+		ju_add(in, "values", v);
+	fputs("<h2>Preview</h2>\n", c->f);
+	if (console_op(c->r, OP_TEMPLATE_RENDER, in, &out, &err) == 0)
+		html_printf(c->f, "<p>%s version %D renders:</p>\n<pre>%s</pre>"
+		    "\n", ju_str(out, "id"), (int64_t)json_object_get_int64(
+		    json_object_object_get(out, "version")),
+		    ju_str(out, "state"));
+	else
+		html_printf(c->f, "<p class=\"bad\" role=\"alert\">%s%s%s</p>\n",
+		    console_error_field(&err), *console_error_field(&err) ? ": " : "",
+		    err.message);
+	error_clear(&err);
+	json_object_put(in);
+	json_object_put(out);
+}
+
+int
+console_templates(struct console *c, const char *item, struct error *e)
+{
+	json_object	*in = ju_obj(), *out = NULL, *list, *v;
+	char		*values = xmalloc(VALUES_MAX);
+	char		 id[128], version[32];
+	size_t		 i;
+
+	(void)item;
+	param(c->r, "preview", id, sizeof(id));
+	param(c->r, "version", version, sizeof(version));
+	param(c->r, "values", values, VALUES_MAX);
+	if (console_op(c->r, OP_TEMPLATE_LIST, in, &out, e) == -1 ||
+	    console_begin(c, c->r, "Templates", "templates", e) == -1) {
+		json_object_put(in);
+		json_object_put(out);
+		free(values);
+		return -1;
+	}
+	json_object_put(in);
+	fputs("<table><thead><tr><th>template</th><th>version</th>"
+	    "<th>variables</th><th>escape</th><th>published</th></tr>"
+	    "</thead><tbody>\n", c->f);
+	json_object_object_get_ex(out, "templates", &list);
+	for (i = 0; i < json_object_array_length(list); i++) {
+		v = json_object_array_get_idx(list, i);
+		html_printf(c->f, "<tr><td>%s</td><td class=\"n\">", ju_str(v,
+		    "id"));
+		console_cell(c->f, v, "version");
+		fputs("</td><td><code>", c->f);
+		console_cell(c->f, v, "variables");
+		fputs("</code></td><td>", c->f);
+		console_cell(c->f, v, "escape");
+		fputs("</td><td>", c->f);
+		console_cell(c->f, v, "created_at");
+		fputs("</td></tr>\n", c->f);
+	}
+	json_object_put(out);
+	html_printf(c->f, "</tbody></table>\n<h2>Render</h2>\n<form "
+	    "method=\"get\" action=\"%s/templates\" class=\"row\"><label "
+	    "for=\"t-pid\">template<input id=\"t-pid\" name=\"preview\" "
+	    "required size=\"16\" value=\"%s\"></label><label "
+	    "for=\"t-pver\">version<input id=\"t-pver\" name=\"version\" "
+	    "size=\"5\" value=\"%s\"></label><label for=\"t-vals\">values "
+	    "(a JSON object)<textarea id=\"t-vals\" name=\"values\" "
+	    "rows=\"3\" cols=\"50\">%s</textarea></label><button "
+	    "type=\"submit\">Preview</button></form>\n", c->root, id,
+	    version, values);
+	if (*id != '\0')
+		preview(c, id, version, values);
+	free(values);
+	fputs("<h2>Publish a version</h2>\n", c->f);
+	console_form(c, "template-publish", "row");
+	fputs("<label for=\"t-id\">template<input id=\"t-id\" name=\"id\" "
+	    "required size=\"16\"></label><label for=\"t-esc\">escape"
+	    "<select id=\"t-esc\" name=\"escape\"><option value=\"\">none"
+	    "</option><option>html</option></select></label><label "
+	    "for=\"t-vars\">variables (a JSON object: name to type)<textarea "
+	    "id=\"t-vars\" name=\"variables\" rows=\"3\" cols=\"40\">"
+	    "</textarea></label><label for=\"t-body\">body<textarea "
+	    "id=\"t-body\" name=\"body\" required cols=\"60\"></textarea>"
+	    "</label><button type=\"submit\">Publish</button></form>\n", c->f);
+	return console_end(c, 200, e);
+}

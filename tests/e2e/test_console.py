@@ -489,6 +489,34 @@ def test_backends(t, g, b):
          "a remote backend without a replica is refused", text(r)[-400:])
 
 
+def test_templates(t, g, b):
+    csrf = b.csrf("/templates")
+    r = b.post("/do/template-publish", {
+        "csrf": csrf, "id": "ticket", "escape": "",
+        "body": "Customer {{name}} writes: {{text}}",
+        "variables": json.dumps({"name": "string", "text": "string"})})
+    t.eq((r.status, r.headers.get("location")), (303, ROOT + "/templates"),
+         "a template published")
+    r = b.post("/do/template-publish", {
+        "csrf": csrf, "id": "ticket", "body": "{{nope}}",
+        "variables": json.dumps({"name": "string"})})
+    t.ok(r.status == 422 and "nope" in text(r),
+         "a body naming an unknown variable is refused, and says which",
+         text(r)[-400:])
+    page = text(b.get("/templates"))
+    t.ok("<td>ticket</td>" in page and '<label for="t-vals">' in page,
+         "templates: the versions, a preview form")
+    q = urllib.parse.urlencode({"preview": "ticket", "values": json.dumps(
+        {"name": HOSTILE, "text": "hi"})})
+    page = text(b.get("/templates?" + q))
+    t.ok("<pre>Customer " + HOSTILE_ESCAPED + " writes: hi</pre>" in page,
+         "a preview renders the values, written escaped", page[-700:])
+    q = urllib.parse.urlencode({"preview": "ticket", "values": "{}"})
+    page = text(b.get("/templates?" + q))
+    t.ok('role="alert"' in page and "name" in page,
+         "a preview without a value says which is missing")
+
+
 def test_schemas(t, g, b):
     csrf = b.csrf("/schemas")
     page = text(b.get("/schemas"))
@@ -615,7 +643,7 @@ def main():
         if b is not None:
             t.run([test_csrf, test_cookie_forgery, test_applications,
                    test_hostile], g, b)
-            t.run([test_backends, test_schemas], g, b)
+            t.run([test_backends, test_templates, test_schemas], g, b)
             t.run([test_decisions], g, b, up)
             t.run([test_calibration, test_logout], g, b)
         t.run([test_revoked, test_expiry], g)
