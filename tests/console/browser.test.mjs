@@ -104,6 +104,18 @@ test("log in", async () => {
 	await shot("overview-empty");
 });
 
+test("add a backend", async () => {
+	await go(page.click("nav a[href$='/backends']"));
+	await page.type("#b-name", "lexical");
+	await page.select("#b-kind", "lexical");
+	await page.type("#b-desc-", "built-in baseline");
+	await submit("form[action$='/do/backend-add']");
+	assert.equal(await h1(), "Backends");
+	assert.match(await page.$eval("main", (m) => m.textContent),
+	    /lexical lexical/);
+	await shot("backends");
+});
+
 test("create an application", async () => {
 	await go(page.click("nav a[href$='/applications']"));
 	await page.type("#app-name", "webshop");

@@ -2,9 +2,9 @@
 
 Installs the pinned puppeteer-core and the official SDK with npm (the
 SDK test's way: into the build tree's tests/console), starts the
-gateway under lighttpd with a lexical backend and an administrator's
-key, and runs tests/console/browser.test.mjs, which drives Debian's
-headless Chromium through the console: log in, create an application,
+gateway under lighttpd with nothing but an administrator's key, and
+runs tests/console/browser.test.mjs, which drives Debian's headless
+Chromium through the console: log in, add a backend, create an application,
 issue a key (and copy it), publish a schema from pasted JSON and grant
 it, evaluate with the SDK, find the decision in the list and open it,
 record an outcome through the API and see it, open the calibration
@@ -83,7 +83,8 @@ def run(t, g, admin_key, chromium):
          "node --test ran every step to the end",
          "exit %d, %d points, plan %r\n%s\n%s" % (rc, len(points), plan,
                                                   err[-2000:], out[-1500:]))
-    for name in ("login", "overview", "application", "key", "schemas",
+    for name in ("login", "overview", "backends", "application", "key",
+                 "schemas",
                  "decisions", "decision", "decision-outcome",
                  "calibration", "logged-out"):
         path = os.path.join(SHOTS, name + ".png")
@@ -103,7 +104,6 @@ def main():
         return t.done()
     g = Gateway(workers=2)
     try:
-        g.admin("backend", "add", "lexical", "--kind", "lexical")
         admin_key = g.new_key("root", "--admin")
         g.start()
         run(t, g, admin_key, chromium)
