@@ -72,8 +72,8 @@ static const char console_css[] =
 	"background:var(--bg);border:1px solid var(--line);padding:4px 6px}"
 	"button{cursor:pointer;background:var(--accent);color:var(--bg);"
 	"border-color:var(--accent)}button.danger{background:var(--bad);"
-	"border-color:var(--bad)}textarea{width:100%;min-height:12em;"
-	"font-family:monospace}"
+	"border-color:var(--bad)}textarea{min-width:min(36em,85vw);"
+	"min-height:4em;font-family:monospace}"
 	".bad{color:var(--bad)}.ok{color:var(--ok)}.mute{color:var(--mute)}"
 	".key{font-family:monospace;font-size:16px;padding:8px;"
 	"background:var(--panel);border:1px solid var(--line);"
@@ -321,9 +321,12 @@ console_form(struct console *c, const char *action, const char *cls)
 		html_printf(c->f, "<form method=\"post\" action=\"%s/logout\">",
 		    c->root);
 	else
-		html_printf(c->f, "<form method=\"post\" action=\"%s/do/%u\""
-		    "%s%s%s>", c->root, action, cls != NULL ? " class=\"" : "",
-		    cls != NULL ? cls : "", cls != NULL ? "\"" : "");
+		html_printf(c->f, "<form method=\"post\" action=\"%s/do/%u\"",
+		    c->root, action);
+	if (cls != NULL && strcmp(action, "logout") != 0)
+		html_printf(c->f, " class=\"%s\"", cls);
+	if (strcmp(action, "logout") != 0)
+		fputc('>', c->f);
 	html_printf(c->f, "<input type=\"hidden\" name=\"csrf\" "
 	    "value=\"%s\">", c->csrf);
 }

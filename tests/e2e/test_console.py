@@ -214,6 +214,10 @@ def test_applications(t, g, b):
     r = b.get("/applications")
     t.ok(r.status == 200 and 'href="%s/applications/shop"' % ROOT in
          text(r), "the list links each application")
+    t.ok('<form method="post" action="%s/do/app-create" class="row">'
+         '<input type="hidden" name="csrf" value="%s">' % (ROOT, csrf) in
+         text(r), "a form: its action, its class, its token",
+         re.findall(r"<form[^>]*>", text(r)))
     r = b.post("/do/app-update", {"csrf": csrf, "name": "shop",
                                   "daily_quota": "5000",
                                   "rate_per_minute": "",
