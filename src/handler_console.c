@@ -103,7 +103,7 @@ static const struct asset {
 	const char	*name;
 	const char	*type;
 	const char	*body;
-	const char	*more;		/* written after body; NULL none */
+	const char	*more;		/* after body; NULL none */
 } assets[] = {
 	{ "console.css", "text/css; charset=utf-8", console_css,
 	    calibration_chart_style },
@@ -425,7 +425,8 @@ refused(struct req *r, const struct error *err, struct error *e)
 	if (console_begin(&c, r, "Refused", "", e) == -1)
 		return -1;
 	html_printf(c.f, "<p class=\"bad\" role=\"alert\">%s%s%s</p>\n",
-	    console_error_field(err), *console_error_field(err) ? ": " : "", err->message);
+	    console_error_field(err), *console_error_field(err) ? ": " : "",
+	    err->message);
 	fputs("<p>Go back to correct it.</p>\n", c.f);
 	return console_end(&c, error_status(err->code), e);
 }
@@ -464,7 +465,8 @@ int
 handle_console_login(struct req *r, struct error *e)
 {
 	char		*key, *bearer, token[SESSION_TOKEN_MAX + 1];
-	char		 root[CONSOLE_ROOT_MAX], prefix[MODEL_KEY_PREFIX_LEN + 1];
+	char		 root[CONSOLE_ROOT_MAX];
+	char		 prefix[MODEL_KEY_PREFIX_LEN + 1];
 	struct error	 refusal = { 0 };
 	json_object	*in, *out = NULL;
 	int64_t		 now, last;
@@ -527,7 +529,8 @@ handle_console_login(struct req *r, struct error *e)
 int
 handle_console_logout(struct req *r, struct error *e)
 {
-	char		 token[SESSION_TOKEN_MAX + 1], root[CONSOLE_ROOT_MAX];
+	char		 token[SESSION_TOKEN_MAX + 1];
+	char		 root[CONSOLE_ROOT_MAX];
 	json_object	*in, *out = NULL;
 	int		 rc;
 
@@ -587,7 +590,7 @@ overview(struct console *c, const char *item, struct error *e)
 static const struct page {
 	const char	*name;
 	page_fn		 fn;
-	int		 item;		/* 0 none, 1 optional, 2 required */
+	int		 item;	/* 0 none, 1 optional, 2 required */
 } pages[] = {
 	{ "", overview, 0 },
 	{ "applications", console_applications, 1 },
@@ -631,7 +634,7 @@ handle_console_page(struct req *r, struct error *e)
 enum field_kind { F_TEXT, F_INT, F_NUM, F_BOOL, F_JSON, F_LINES };
 
 struct form_field {
-	const char	*name;		/* in the form and in the input */
+	const char	*name;	/* in the form and in the input */
 	enum field_kind	 kind;
 };
 

@@ -21,13 +21,14 @@
 #define CONSOLE_ROOT_MAX 1024			/* bytes of root */
 
 struct console {
-	struct req	*r;			/* borrowed */
-	FILE		*f;			/* the page, into text */
-	char		*text;			/* owned by f, then here */
+	struct req	*r;		/* borrowed */
+	FILE		*f;		/* the page, into text */
+	char		*text;		/* owned by f, then here */
 	size_t		 len;
-	char		 root[CONSOLE_ROOT_MAX];	/* the mount and
-						 * CONSOLE_PREFIX: links */
-	char		 csrf[SESSION_CSRF_LEN + 1];	/* "": no session */
+	/* The mount and CONSOLE_PREFIX, that links start with. */
+	char		 root[CONSOLE_ROOT_MAX];
+	/* The session's CSRF token for the page's forms; "": none. */
+	char		 csrf[SESSION_CSRF_LEN + 1];
 };
 
 /* Starts a page titled title (escaped) with the navigation, nav the

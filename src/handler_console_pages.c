@@ -81,8 +81,9 @@ backend_calls(FILE *f, const struct metrics_snapshot *s)
 			continue;
 		html_printf(f, "<tr><td>%s</td>", s->backend[i]);
 		for (o = 0; o < MO__MAX; o++)
-			html_printf(f, "<td class=\"n%s\">%D</td>", o != MO_OK &&
-			    s->sum.backend[i][o] > 0 ? " bad" : "",
+			html_printf(f, "<td class=\"n%s\">%D</td>",
+			    o != MO_OK && s->sum.backend[i][o] > 0 ? " bad" :
+			    "",
 			    (int64_t)s->sum.backend[i][o]);
 		for (o = hn = 0; o <= METRICS_BUCKETS; o++)
 			hn += s->sum.backend_us[i][o];
@@ -100,7 +101,8 @@ backend_states(struct console *c, struct error *e)
 {
 	struct shm_flight_view	 v;
 	struct backend		*b = xmalloc(sizeof(*b));
-	json_object		*in = ju_obj(), *out = NULL, *list, *bk, *urls;
+	json_object		*in = ju_obj(), *out = NULL, *list, *bk;
+	json_object		*urls;
 	int64_t			 until, now = clock_now_ms();
 	size_t			 i, j;
 	int			 rc;
@@ -189,7 +191,8 @@ database(FILE *f, const struct settings *s)
 	    "decision)</td></tr>\n<tr><th>with outcomes</th><td>%D days "
 	    "(-1: as above, 0: forever)</td></tr>\n<tr><th>states kept</th>"
 	    "<td>%D days (0: as their decision)</td></tr>\n</tbody></table>\n",
-	    (int64_t)s->retention_days, (int64_t)s->retention_days_with_outcomes,
+	    (int64_t)s->retention_days,
+	    (int64_t)s->retention_days_with_outcomes,
 	    (int64_t)s->state_retention_days);
 }
 
@@ -328,7 +331,8 @@ app_list(struct console *c, struct error *e)
 static int
 app_page(struct console *c, const char *name, struct error *e)
 {
-	json_object	*in, *apps = NULL, *keys = NULL, *list, *a = NULL, *k;
+	json_object	*in, *apps = NULL, *keys = NULL, *list, *k;
+	json_object	*a = NULL;
 	size_t		 i;
 	int		 rc;
 
@@ -401,7 +405,8 @@ console_applications(struct console *c, const char *item, struct error *e)
 int
 console_revoke(struct console *c, const char *prefix, struct error *e)
 {
-	json_object	*in = ju_obj(), *out = NULL, *list, *k, *found = NULL;
+	json_object	*in = ju_obj(), *out = NULL, *list, *k;
+	json_object	*found = NULL;
 	size_t		 i;
 
 	if (console_op(c->r, OP_KEY_LIST, in, &out, e) == -1) {
@@ -612,7 +617,8 @@ console_backends(struct console *c, const char *item, struct error *e)
 		console_form(c, "backend-update", "row");
 		html_printf(c->f, "<input type=\"hidden\" name=\"name\" "
 		    "value=\"%s\"><input type=\"hidden\" name=\"enabled\" "
-		    "value=\"%s\"><button type=\"submit\"%s>%s</button></form>\n",
+		    "value=\"%s\"><button type=\"submit\"%s>%s</button>"
+		    "</form>\n",
 		    ju_str(b, "name"), enabled ? "false" : "true",
 		    enabled ? " class=\"danger\"" : "", enabled ? "Disable" :
 		    "Enable");
@@ -659,9 +665,9 @@ preview(struct console *c, const char *id, const char *version,
 		    json_object_object_get(out, "version")),
 		    ju_str(out, "state"));
 	else
-		html_printf(c->f, "<p class=\"bad\" role=\"alert\">%s%s%s</p>\n",
-		    console_error_field(&err), *console_error_field(&err) ? ": " : "",
-		    err.message);
+		html_printf(c->f, "<p class=\"bad\" role=\"alert\">%s%s%s"
+		    "</p>\n", console_error_field(&err),
+		    *console_error_field(&err) ? ": " : "", err.message);
 	error_clear(&err);
 	json_object_put(in);
 	json_object_put(out);

@@ -65,7 +65,8 @@ static void
 test_session(void)
 {
 	unsigned char	 key[SESSION_KEY_LEN], other[SESSION_KEY_LEN];
-	char		 tok[SESSION_TOKEN_MAX + 1], bad[SESSION_TOKEN_MAX + 8];
+	char		 tok[SESSION_TOKEN_MAX + 1];
+	char		 bad[SESSION_TOKEN_MAX + 8];
 	char		 prefix[9], csrf[SESSION_CSRF_LEN + 1];
 	int64_t		 at, issued;
 
