@@ -27,6 +27,7 @@ _Static_assert(MODEL_KEY_HASH_SIZE >= crypto_pwhash_STRBYTES,
 static unsigned char	pepper[32];	/* server secret, from the file */
 static unsigned char	memo_key[32];	/* derived from the pepper */
 static unsigned char	check_key[32];	/* derived from the pepper */
+static unsigned char	session_key[32];	/* derived from the pepper */
 static int		have_pepper;
 static unsigned long	hash_count;
 static struct {
@@ -85,6 +86,9 @@ auth_init(const char *path, int group_ok, struct error *e)
 	    sizeof(pepper));
 	crypto_generichash(check_key, sizeof(check_key),
 	    (const unsigned char *)"evalgate key check v1", 21, pepper,
+	    sizeof(pepper));
+	crypto_generichash(session_key, sizeof(session_key),
+	    (const unsigned char *)"evalgate console session v1", 27, pepper,
 	    sizeof(pepper));
 	have_pepper = 1;
 	return 0;
@@ -321,6 +325,12 @@ auth_check(struct store *st, const char *authorization, struct app *app,
 	if ((rc = store_app_by_id(st, k.app_id, app, e)) <= 0)
 		return rc == 0 ? refuse(e, MA_UNKNOWN) : -1;
 	return 0;
+}
+
+const unsigned char *
+auth_session_key(void)
+{
+	return have_pepper ? session_key : NULL;
 }
 
 unsigned long

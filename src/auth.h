@@ -52,6 +52,10 @@ int	auth_issue(char key[AUTH_KEY_LEN + 1], struct key_row *row,
 int	auth_check(struct store *st, const char *authorization,
 	    struct app *app, struct error *e);
 
+/* The key of the console's sessions (session.h), derived from the
+ * pepper: 32 bytes owned here, or NULL before auth_init(). */
+const unsigned char *auth_session_key(void);
+
 /* How many argon2id verifications this process has run. */
 unsigned long auth_hash_count(void);
 

@@ -320,7 +320,7 @@ svg_open(FILE *f, const char *label, const char *ytitle, double ymax,
 	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 	    "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
 	    "aria-label=\"", SVG_W, SVG_H, SVG_W, SVG_H);
-	html_escape(f, label);
+	html_esc(f, label);
 	fprintf(f, "\">\n<rect x=\"%g\" y=\"%g\" width=\"%d\" height=\"%d\" "
 	    "fill=\"#fbfbfb\" stroke=\"#999\"/>\n", px(0), py(1), PLOT_S,
 	    PLOT_S);
@@ -498,7 +498,7 @@ html_backends(FILE *f, json_object *q)
 	    "</tr>\n", f);
 	json_object_object_foreach(member(q, "backends"), name, m) {
 		fputs("<tr><td>", f);
-		html_escape(f, name);
+		html_esc(f, name);
 		fprintf(f, "</td><td>%lld</td><td>%s</td><td>%s</td><td>%s</td>"
 		    "<td>%s</td></tr>\n", (long long)num(m, "count"),
 		    fig(b[0], num(m, "accuracy")), fig(b[1], num(m, "brier")),
@@ -518,7 +518,7 @@ html_summary(FILE *f, json_object *r)
 	    "<th>ECE</th><th>abstain rate</th><th>fitted T</th></tr>\n", f);
 	json_object_object_foreach(member(r, "questions"), name, q) {
 		fputs("<tr><td>", f);
-		html_escape(f, name);
+		html_esc(f, name);
 		fprintf(f, "</td><td>%s</td><td>%lld</td><td>%s</td><td>%s</td>"
 		    "<td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 		    str(q, "type"), (long long)num(q, "count"),
@@ -540,42 +540,39 @@ html_summary(FILE *f, json_object *r)
 		    note);
 }
 
+/* The page's own rules, then the charts' (which the console serves in
+ * its stylesheet too). */
 static const char html_style[] =
 	"body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}"
 	"h1{font-size:22px}h2{font-size:18px;margin-top:28px;"
 	"border-top:1px solid #ccc;padding-top:12px}"
+	"table.list td,table.list th{border-bottom:1px solid #ddd}"
+	"dl{font-size:13px;color:#444}dt{font-weight:bold;margin-top:6px}";
+const char calibration_chart_style[] =
+	"section.cal h2{font-size:18px;margin-top:28px;"
+	"border-top:1px solid #ccc;padding-top:12px}"
 	"table{border-collapse:collapse;margin:8px 0}"
 	"th,td{padding:3px 10px;text-align:left;font-size:14px}"
-	"table.list td,table.list th{border-bottom:1px solid #ddd}"
 	"table.figures th{font-weight:normal;color:#555}"
 	".charts{display:flex;flex-wrap:wrap;gap:16px}"
-	"figure{margin:0;width:360px}figcaption{font-size:13px;color:#555}"
+	"figure{margin:0;width:360px;max-width:100%}"
+	"figure svg{max-width:100%;height:auto}"
+	"figcaption{font-size:13px;color:#555}"
 	".warn{color:#a33;font-weight:bold}"
 	".grid{stroke:#e4e4e4}.tick{font-size:11px;fill:#555}"
 	".axis{font-size:12px;fill:#333}"
 	".acc{fill:#3b6fb6}.gap{fill:#d9534f;fill-opacity:.3;stroke:#d9534f}"
 	".ideal{stroke:#555;stroke-dasharray:5 4}.hist{fill:#7a9cc6}"
 	".meanconf{stroke:#d9534f;stroke-width:2}"
-	".meanacc{stroke:#222;stroke-width:2;stroke-dasharray:5 3}"
-	"dl{font-size:13px;color:#444}dt{font-weight:bold;margin-top:6px}";
+	".meanacc{stroke:#222;stroke-width:2;stroke-dasharray:5 3}";
 
-static void
-render_html(FILE *f, json_object *r)
+void
+calibration_render_body(FILE *f, json_object *r)
 {
-	char b[32];
-
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8"
-	    "\">\n<title>Calibration of ", f);
-	html_escape(f, str(r, "schema"));
-	fprintf(f, " v%lld</title>\n<style>%s</style>\n</head><body>\n"
-	    "<h1>Calibration of schema ", (long long)num(r, "version"),
-	    html_style);
-	html_escape(f, str(r, "schema"));
-	fprintf(f, ", version %lld</h1>\n", (long long)num(r, "version"));
 	html_summary(f, r);
 	json_object_object_foreach(member(r, "questions"), name, q) {
-		fputs("<section>\n<h2>", f);
-		html_escape(f, name);
+		fputs("<section class=\"cal\">\n<h2>", f);
+		html_esc(f, name);
 		fprintf(f, " <small>(%s)</small></h2>\n", str(q, "type"));
 		html_figures(f, r, q);
 		fputs("<div class=\"charts\"><figure>\n", f);
@@ -590,6 +587,22 @@ render_html(FILE *f, json_object *r)
 		html_backends(f, q);
 		fputs("</section>\n", f);
 	}
+}
+
+static void
+render_html(FILE *f, json_object *r)
+{
+	char b[32];
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8"
+	    "\">\n<title>Calibration of ", f);
+	html_esc(f, str(r, "schema"));
+	fprintf(f, " v%lld</title>\n<style>%s%s</style>\n</head><body>\n"
+	    "<h1>Calibration of schema ", (long long)num(r, "version"),
+	    html_style, calibration_chart_style);
+	html_esc(f, str(r, "schema"));
+	fprintf(f, ", version %lld</h1>\n", (long long)num(r, "version"));
+	calibration_render_body(f, r);
 	fprintf(f, "<h2>Definitions</h2>\n<dl>"
 	    "<dt>Figures</dt><dd>Over every answer with an outcome, at the "
 	    "version's temperature %s. Confidence is the highest tempered "

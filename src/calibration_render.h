@@ -26,5 +26,11 @@ const char	*calibration_media_type(enum cal_format f);
 /* Writes report (borrowed) to f.  0, or -1 if writing failed. */
 int		 calibration_render(FILE *f, json_object *report,
 		    enum cal_format fmt);
+/* The HTML page's body without its frame or definitions: the summary,
+ * then per question its figures, the two charts and its backends; the
+ * console's calibration page shows it (handler_console*.c).  Its
+ * classes' rules are calibration_chart_style. */
+void		 calibration_render_body(FILE *f, json_object *report);
+extern const char calibration_chart_style[];
 
 #endif

@@ -464,7 +464,7 @@ svg_intervals(FILE *f, const char *qname, json_object *q)
 	    "height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
 	    "aria-label=\"log loss difference of the challengers on ",
 	    SVG_W, h, SVG_W, h);
-	html_escape(f, qname);
+	html_esc(f, qname);
 	fprintf(f, "\">\n<line x1=\"%.2f\" y1=\"8\" x2=\"%.2f\" y2=\"%d\" "
 	    "class=\"zero\"/>\n", sx(0, span), sx(0, span), h - 24);
 	fprintf(f, "<text x=\"%.2f\" y=\"%d\" class=\"tick\" "
@@ -482,14 +482,14 @@ svg_intervals(FILE *f, const char *qname, json_object *q)
 		mean = numk(d, "mean");
 		fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"axis\" "
 		    "text-anchor=\"end\">", LABEL_W - 8, y + 4);
-		html_escape(f, name);
+		html_esc(f, name);
 		fputs("</text>\n", f);
 		if (!isfinite(lo) || !isfinite(hi) || !isfinite(mean))
 			continue;
 		fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" "
 		    "y2=\"%.1f\" class=\"ci %s\"><title>", sx(lo, span), y,
 		    sx(hi, span), y, words_of(c)->class);
-		html_escape(f, name);
+		html_esc(f, name);
 		fprintf(f, ": %s [%s, %s]</title></line>\n<circle cx=\"%.2f\" "
 		    "cy=\"%.1f\" r=\"4\" class=\"mean\"/>\n",
 		    fmt(b[0], mean, S_SIGNED), fmt(b[1], lo, S_SIGNED),
@@ -508,9 +508,9 @@ html_entry(FILE *f, json_object *r, const char *name, json_object *c)
 	size_t				 i;
 
 	fputs("<table class=\"list\"><tr><th></th><th>current: ", f);
-	html_escape(f, str(r, "backend"));
+	html_esc(f, str(r, "backend"));
 	fputs("</th><th>challenger: ", f);
-	html_escape(f, name);
+	html_esc(f, name);
 	fputs("</th></tr>\n", f);
 	for (i = 0; i < NFIGROWS; i++) {
 		w = &figrows[i];
@@ -563,22 +563,22 @@ render_html(FILE *f, json_object *r)
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8"
 	    "\">\n<title>Challengers of ", f);
-	html_escape(f, str(r, "schema"));
+	html_esc(f, str(r, "schema"));
 	fprintf(f, " v%lld</title>\n<style>%s</style>\n</head><body>\n"
 	    "<h1>Challengers of schema ", (long long)numk(r, "version"),
 	    html_style);
-	html_escape(f, str(r, "schema"));
+	html_esc(f, str(r, "schema"));
 	fprintf(f, ", version %lld</h1>\n<p>Current backend <b>",
 	    (long long)numk(r, "version"));
-	html_escape(f, str(r, "backend"));
+	html_esc(f, str(r, "backend"));
 	fprintf(f, "</b>, temperature %s, abstain threshold %s.</p>\n",
 	    fmt(b[0], numk(r, "temperature"), S_SHORT),
 	    fmt(b[1], numk(r, "abstain_threshold"), S_SHORT));
 	json_object_object_foreach(member(r, "questions"), qname, q) {
 		fputs("<section>\n<h2>", f);
-		html_escape(f, qname);
+		html_esc(f, qname);
 		fputs(" <small>(", f);
-		html_escape(f, str(q, "type"));
+		html_esc(f, str(q, "type"));
 		fputs(")</small></h2>\n<figure>\n", f);
 		svg_intervals(f, qname, q);
 		fputs("<figcaption>Log loss difference, challenger minus "
@@ -588,7 +588,7 @@ render_html(FILE *f, json_object *r)
 		json_object_object_foreach(member(q, "challengers"), cname,
 		    c) {
 			fputs("<h3>", f);
-			html_escape(f, cname);
+			html_esc(f, cname);
 			fprintf(f, "</h3>\n<p>%lld decisions with an outcome "
 			    "and both answers%s.</p>\n",
 			    (long long)numk(c, "count"),
@@ -612,7 +612,7 @@ render_html(FILE *f, json_object *r)
 	    "same resamples for both; a fixed seed, so the same data give "
 	    "the same report).</dd><dt>Verdict</dt><dd>", (long long)numk(m,
 	    "resamples"));
-	html_escape(f, str(m, "rule"));
+	html_esc(f, str(m, "rule"));
 	fprintf(f, " (min_pairs: %lld). When not yet decided, the outcomes "
 	    "still needed are estimated as (1.96 &times; sd / mean)&sup2; of "
 	    "the per-decision log loss differences, at least min_pairs, less "

@@ -55,4 +55,19 @@ int	handle_admin_compare(struct req *r, struct error *e);
 /* GET /metrics, on the internal listener only (handler_metrics.c). */
 int	handle_metrics(struct req *r, struct error *e);
 
+/* The operator's console (handler_console*.c, doc/design.md, section
+ * 23), its paths under CONSOLE_PREFIX. */
+#define CONSOLE_PREFIX	"/admin/console"
+/* The gate of the routes that need a session (NEED_SESSION), run by the
+ * router: 0 with r->app the session's application, or -1 with e set
+ * (and a page's request answered already: 303 to the login form).  A
+ * POST must carry the session's CSRF token in its form (read here). */
+int	console_session(struct req *r, struct error *e);
+int	handle_console_login_form(struct req *r, struct error *e);
+int	handle_console_login(struct req *r, struct error *e);
+int	handle_console_logout(struct req *r, struct error *e);
+int	handle_console_asset(struct req *r, struct error *e);
+int	handle_console_page(struct req *r, struct error *e);
+int	handle_console_action(struct req *r, struct error *e);
+
 #endif

@@ -134,6 +134,9 @@ static const struct op_def {
 	 * transaction and audit row): ops_compare.c. */
 	[OP_COMPARE] = { "schema.compare", op_compare, 0 },
 	[OP_PROMOTE] = { "schema.promote", op_promote, 0 },
+	[OP_CONSOLE_LOGIN] = { "console.login", op_console_session, 1 },
+	[OP_CONSOLE_LOGOUT] = { OPS_CONSOLE_LOGOUT_ACTION, op_console_session,
+	    1 },
 };
 
 /* What the audit row names: the first identifying member of the input. */

@@ -11,6 +11,10 @@
 
 #include "error.h"
 
+/* The audit log's action of OP_CONSOLE_LOGOUT: a console session of a
+ * key issued before the key's latest one is over (handler_console.c). */
+#define OPS_CONSOLE_LOGOUT_ACTION "console.logout"
+
 struct settings;
 struct store;
 
@@ -41,6 +45,8 @@ enum op {
 	OP_CHALLENGER_REMOVE,
 	OP_COMPARE,		/* doc/design.md, section 15.1: ops_compare.c */
 	OP_PROMOTE,
+	OP_CONSOLE_LOGIN,	/* {prefix}: the web console's sessions, whose */
+	OP_CONSOLE_LOGOUT,	/* audit rows are their record: ops_console.c */
 	OP__MAX
 };
 

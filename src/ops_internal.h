@@ -77,6 +77,10 @@ int	op_challenger_list(struct op_ctx *, json_object *, json_object **,
 	    struct error *);
 int	op_challenger_remove(struct op_ctx *, json_object *, json_object **,
 	    struct error *);
+/* ops_console.c: a console session begun or ended, {prefix}: its
+ * effect is its audit row. */
+int	op_console_session(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
 
 /* ops_retention.c: not one transaction, but steps of its own and then
  * its audit row (mutates 0 in the table of ops.c). */

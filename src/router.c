@@ -52,6 +52,8 @@ dispatch(struct req *r, const struct route **found, struct error *e)
 	need = need_of(r, *found);
 	/* The lookups up to the first write share one snapshot. */
 	store_read_begin(r->store);
+	if (need == NEED_SESSION)
+		return console_session(r, e) == -1 ? -1 : (*found)->fn(r, e);
 	if (need != NEED_NONE &&
 	    auth_check(r->store, r->authorization, &r->app, e) == -1)
 		return -1;

@@ -18,6 +18,10 @@
 	.pattern = "/admin/v1" p, .fn = handle_admin, .need = NEED_ADMIN, \
 	.charge = CHARGE_ROUTER, .admin = { .op = o, .segs = { __VA_ARGS__ }, \
 	.status = st, .query = q } }
+/* The console: not charged (an operator's page views are not an
+ * application's calls), internal like every /admin/ path. */
+#define CONSOLE(m, p, f, n) { .method = m, .pattern = CONSOLE_PREFIX p, \
+	.fn = f, .need = n, .charge = CHARGE_NONE, .internal = 1 }
 #define NOSEG	{ .field = NULL }
 #define TEXT(f)	{ .field = f, .kind = SEG_TEXT }
 #define INT(f)	{ .field = f, .kind = SEG_INT }
@@ -122,8 +126,29 @@ const struct route routes[ROUTE__MAX] = {
 	    .charge = CHARGE_ROUTER },
 	[ROUTE_ADMIN_PROMOTE] = ADMIN("POST", "/schemas/{}/promote",
 	    OP_PROMOTE, 201, TEXT("id")),
+
+	/* The operator's console (doc/design.md, section 23): HTML under
+	 * CONSOLE_PREFIX, its session checked by the router; its pages
+	 * and actions are tables of handler_console.c. */
+	[ROUTE_CONSOLE_LOGIN_FORM] = CONSOLE("GET", "/login",
+	    handle_console_login_form, NEED_NONE),
+	[ROUTE_CONSOLE_LOGIN] = CONSOLE("POST", "/login",
+	    handle_console_login, NEED_NONE),
+	[ROUTE_CONSOLE_LOGOUT] = CONSOLE("POST", "/logout",
+	    handle_console_logout, NEED_SESSION),
+	[ROUTE_CONSOLE_ASSET] = CONSOLE("GET", "/static/{}",
+	    handle_console_asset, NEED_NONE),
+	[ROUTE_CONSOLE_ACTION] = CONSOLE("POST", "/do/{}",
+	    handle_console_action, NEED_SESSION),
+	[ROUTE_CONSOLE_HOME] = CONSOLE("GET", "/", handle_console_page,
+	    NEED_SESSION),
+	[ROUTE_CONSOLE_PAGE] = CONSOLE("GET", "/{}", handle_console_page,
+	    NEED_SESSION),
+	[ROUTE_CONSOLE_ITEM] = CONSOLE("GET", "/{}/{}", handle_console_page,
+	    NEED_SESSION),
 };
 
+#undef CONSOLE
 #undef ADMINQ
 #undef ADMIN
 #undef NOSEG

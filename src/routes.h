@@ -50,13 +50,23 @@ enum route_id {
 	ROUTE_ADMIN_CHALLENGER_REMOVE,
 	ROUTE_ADMIN_COMPARE,
 	ROUTE_ADMIN_PROMOTE,
+	ROUTE_CONSOLE_LOGIN_FORM,
+	ROUTE_CONSOLE_LOGIN,
+	ROUTE_CONSOLE_LOGOUT,
+	ROUTE_CONSOLE_ASSET,
+	ROUTE_CONSOLE_ACTION,
+	ROUTE_CONSOLE_HOME,
+	ROUTE_CONSOLE_PAGE,
+	ROUTE_CONSOLE_ITEM,
 	ROUTE__MAX
 };
 
 /* What the route needs from the caller: nothing, an API key, the key
  * of an administrator application, or that key only when the settings
- * say so (SERVICE_METRICS_KEY_REQUIRED=1). */
-enum route_need { NEED_NONE, NEED_KEY, NEED_ADMIN, NEED_METRICS };
+ * say so (SERVICE_METRICS_KEY_REQUIRED=1), or a session of the web
+ * console (console_session(): its cookie, and a POST's CSRF token). */
+enum route_need { NEED_NONE, NEED_KEY, NEED_ADMIN, NEED_METRICS,
+	NEED_SESSION };
 
 /* Who charges the rate limit: nobody (no key), the router (cost 0), or
  * the handler itself, once it knows the call's quota cost. */

@@ -154,7 +154,10 @@
 	    version, const char *question, int64_t since_ms, int (*fn)(const \
 	    struct compare_row *, void *, struct error *), void *arg, struct \
 	    error *e), (st, schema_id, version, question, since_ms, fn, arg, \
-	    e))
+	    e)) \
+	X(int, audit_last, (struct store *st, const char *action, const char \
+	    *target, int64_t *at_ms, struct error *e), (st, action, target, \
+	    at_ms, e))
 
 #define STORE_VOID_OPS(X) \
 	X(void, maintain, (struct store *st), (st)) \

@@ -970,6 +970,26 @@ pg_audit(struct store *pg, const char *actor, const char *action,
 	return pg_run(pg, PG_AUDIT, &p, e, "audit") == -1 ? -1 : 0;
 }
 
+static void
+read_at(const PGresult *r, int row, void *out)
+{
+	*(int64_t *)out = pg_int(r, row, 0);
+}
+
+int
+pg_audit_last(struct store *pg, const char *action, const char *target,
+    int64_t *at_ms, struct error *e)
+{
+	struct pg_params p;
+
+	pg_params_init(&p);
+	pg_bind_text(&p, 1, action);
+	pg_bind_text(&p, 2, target);
+	*at_ms = 0;
+	return pg_lookup(pg, PG_AUDIT_LAST, &p, e, "audit", read_at, at_ms) ==
+	    -1 ? -1 : 0;
+}
+
 /* The host's cache keeps these (store_engine.h). */
 int
 pg_memo_has(struct store *pg, const unsigned char mac[32],

@@ -59,6 +59,7 @@ enum pg_stmt {
 	PG_VERSION_SET,
 	PG_GENERATION,		/* the catalog's generation (kept.h) */
 	PG_AUDIT,
+	PG_AUDIT_LAST,
 	/* Applications and keys (store_pg_app.c). */
 	PG_APP_INSERT,
 	PG_APP_UPDATE,

@@ -121,5 +121,11 @@ pg_stream(struct store *pg, enum pg_stmt id, const struct pg_params *p,
 		}
 		PQclear(r);
 	}
+	/* libpq keeps single-row mode set once the walk is over, and only
+	 * a statement sent outside a pipeline clears it: without this, the
+	 * next pipelined statement of the request (pg_exec) would get its
+	 * rows one at a time and fail.  An empty query is the cheapest
+	 * such statement; it runs after a walk, never per row. */
+	PQclear(PQexec(pg->conn, ""));
 	return rc;
 }

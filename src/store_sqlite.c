@@ -1103,3 +1103,22 @@ sq_audit(struct store *st, const char *actor, const char *action,
 	    details, JSON_C_TO_STRING_PLAIN) : NULL);
 	return sqlite_exec_stmt(st, stmt, e, "audit");
 }
+
+int
+sq_audit_last(struct store *st, const char *action, const char *target,
+    int64_t *at_ms, struct error *e)
+{
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_AUDIT_LAST, e);
+	int		 rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite_bind_text(stmt, 1, action);
+	sqlite_bind_text(stmt, 2, target);
+	*at_ms = 0;
+	if ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		*at_ms = sqlite3_column_int64(stmt, 0);
+	sqlite3_reset(stmt);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 :
+	    sqlite_fail(st, e, "audit");
+}

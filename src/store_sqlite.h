@@ -65,6 +65,7 @@ enum stmt {
 	STMT_LOCK_MAIN,
 	STMT_LOCK_CACHE,
 	STMT_AUDIT,
+	STMT_AUDIT_LAST,
 	/* Applications, keys, the key memo and failures (store_sqlite_app.c). */
 	STMT_APP_INSERT,
 	STMT_APP_UPDATE,

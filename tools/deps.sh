@@ -32,7 +32,9 @@ if [ "$mode" = "--test" ]; then
 	# fuzz/run: libFuzzer targets built with clang (tests/fuzz_smoke.sh).
 	pkgs="$pkgs clang libclang-rt-14-dev"
 	# tests/e2e/test_calibration.py: renders the calibration page in
-	# headless Chromium and keeps a screenshot.
+	# headless Chromium and keeps a screenshot; so does
+	# tests/e2e/test_console_browser.py, through the web console
+	# (puppeteer-core, from npm, drives it).
 	pkgs="$pkgs chromium"
 	# tests/e2e/test_prometheus.py: a real Prometheus scrapes /metrics.
 	pkgs="$pkgs prometheus"

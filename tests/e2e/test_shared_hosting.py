@@ -147,13 +147,19 @@ def test_routes(t, g, keys):
 def test_unreachable(t, g, keys):
     admin = g.new_key("root", "--admin")
     for path in ("/admin/v1/applications", "/admin/v1/backends",
-                 "/metrics"):
+                 "/metrics", "/admin/console/", "/admin/console/login",
+                 "/admin/console/static/console.css"):
         t.error_is(g.get(BASE + path, key=admin), 404, "not_found",
                    "%s%s is 404, even with an administrator's key" %
                    (BASE, path))
     t.error_is(g.post(BASE + "/admin/v1/applications", {"name": "x"},
                       key=admin), 404, "not_found",
                "POST %s/admin/v1/applications is 404" % BASE)
+    t.error_is(g.post(BASE + "/admin/console/login", "key=" + admin,
+                      headers={"Content-Type":
+                               "application/x-www-form-urlencoded"}),
+               404, "not_found", "POST %s/admin/console/login is 404 "
+               "(no console in the shared-hosting layout)" % BASE)
     t.ok(g.get("/admin/v1/applications", key=admin).status == 404,
          "/admin/v1 outside the prefix is Apache's 404")
     pepper = read(os.path.join(g.statedir, "pepper")).strip()

@@ -76,9 +76,18 @@ test_every_row(void)
 		internal = admin_path || rt->internal;
 		ok(rt->method != NULL && rt->pattern != NULL && rt->fn != NULL,
 		    "row %zu is filled", i);
-		ok(admin_path == (rt->need == NEED_ADMIN),
+		/* The console's routes are the administrators' too: a
+		 * session of an administrator's key, or its login form. */
+		ok(admin_path == (rt->need == NEED_ADMIN ||
+		    strncmp(rt->pattern, CONSOLE_PREFIX "/",
+		    sizeof(CONSOLE_PREFIX)) == 0),
 		    "%s: under /admin/ exactly when it needs an administrator",
 		    rt->pattern);
+		ok((rt->need == NEED_SESSION) <= (strncmp(rt->pattern,
+		    CONSOLE_PREFIX "/", sizeof(CONSOLE_PREFIX)) == 0 &&
+		    rt->internal),
+		    "%s: a console session only on the console's internal "
+		    "routes", rt->pattern);
 		nb = uri_pattern_params(rt->pattern);
 		ok(nb <= HTTP_MAX_PARAMS, "%s: at most %d {} segments",
 		    rt->pattern, HTTP_MAX_PARAMS);
