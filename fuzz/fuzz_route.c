@@ -51,6 +51,13 @@ STUB(handle_admin_decisions)
 STUB(handle_admin_export)
 STUB(handle_admin_calibration)
 STUB(handle_metrics)
+STUB(handle_admin_compare)
+STUB(handle_console_login_form)
+STUB(handle_console_login)
+STUB(handle_console_logout)
+STUB(handle_console_asset)
+STUB(handle_console_action)
+STUB(handle_console_page)
 
 struct answer {
 	const struct route	*found;
