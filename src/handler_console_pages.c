@@ -24,53 +24,67 @@
 
 /* Overview */
 
-/* Requests per route, as the host counted them. */
+/* One row of the last hour: requests (or calls), 4xx (refused), 5xx
+ * (failed), the mean time. */
 static void
-routes_table(FILE *f, const struct metrics_snapshot *s)
+hour_row(FILE *f, const char *method, const char *name,
+    const struct metrics_minute *mm)
+{
+	html_printf(f, "<tr><td>%s%s%s</td><td class=\"n\">%D</td>"
+	    "<td class=\"n\">%D</td><td class=\"n%s\">%D</td>"
+	    "<td class=\"n\">%f</td></tr>\n", method, method[0] != '\0' ?
+	    " " : "", name, (int64_t)mm->n, (int64_t)mm->client,
+	    mm->server > 0 ? " bad" : "", (int64_t)mm->server, mm->n > 0 ?
+	    (double)mm->us / (double)mm->n / 1000.0 : 0.0);
+}
+
+/* Requests per route and calls per backend in the last hour, as the
+ * host counted them minute by minute. */
+static void
+last_hour(FILE *f, const struct metrics_snapshot *s)
 {
 	const struct metrics_route	*rt;
-	uint64_t			 n, c4, c5, hn;
-	size_t				 r, st;
+	size_t				 i;
 	int				 any = 0;
 
-	fputs("<h2>Requests by route</h2>\n<table><thead><tr><th>route</th>"
-	    "<th>requests</th><th>4xx</th><th>5xx</th><th>mean ms</th></tr>"
-	    "</thead><tbody>\n", f);
-	for (r = 0; r < METRICS_ROUTES; r++) {
-		for (st = n = c4 = c5 = 0; st < METRICS_STATUSES; st++) {
-			n += s->sum.requests[r][st];
-			if (metrics_status[st] >= 500)
-				c5 += s->sum.requests[r][st];
-			else if (metrics_status[st] >= 400)
-				c4 += s->sum.requests[r][st];
-		}
-		if (n == 0)
+	fputs("<h2>Requests by route, last hour</h2>\n<table><thead><tr>"
+	    "<th>route</th><th>requests</th><th>4xx</th><th>5xx</th>"
+	    "<th>mean ms</th></tr></thead><tbody>\n", f);
+	for (i = 0; i < METRICS_ROUTES; i++) {
+		if (s->recent.route[i].n == 0)
 			continue;
-		for (st = hn = 0; st <= METRICS_BUCKETS; st++)
-			hn += s->sum.request_us[r][st];
-		rt = metrics_route_label(r);
-		html_printf(f, "<tr><td>%s %s</td><td class=\"n\">%D</td>"
-		    "<td class=\"n\">%D</td><td class=\"n%s\">%D</td>"
-		    "<td class=\"n\">%f</td></tr>\n", rt->method, rt->pattern,
-		    (int64_t)n, (int64_t)c4, c5 > 0 ? " bad" : "", (int64_t)c5,
-		    hn > 0 ? (double)s->sum.request_us[r][METRICS_HIST_SUM] /
-		    (double)hn / 1000.0 : 0.0);
+		rt = metrics_route_label(i);
+		hour_row(f, rt->method, rt->pattern, &s->recent.route[i]);
 		any = 1;
 	}
 	if (!any)
-		fputs("<tr><td colspan=\"5\">none yet</td></tr>\n", f);
+		fputs("<tr><td colspan=\"5\">none in the last hour</td>"
+		    "</tr>\n", f);
+	fputs("</tbody></table>\n<h2>Backend calls, last hour</h2>\n"
+	    "<table><thead><tr><th>backend</th><th>calls</th><th>refused"
+	    "</th><th>failed</th><th>mean ms</th></tr></thead><tbody>\n", f);
+	for (i = any = 0; i < METRICS_LABELS; i++) {
+		if (s->recent.backend[i].n == 0)
+			continue;
+		hour_row(f, "", i < s->nbackends ? s->backend[i] : "other",
+		    &s->recent.backend[i]);
+		any = 1;
+	}
+	if (!any)
+		fputs("<tr><td colspan=\"5\">none in the last hour</td>"
+		    "</tr>\n", f);
 	fputs("</tbody></table>\n", f);
 }
 
-/* Calls per backend, by how they went. */
+/* Calls per backend since the metrics began, by how they went. */
 static void
 backend_calls(FILE *f, const struct metrics_snapshot *s)
 {
 	uint64_t	n, hn;
 	size_t		i, o;
 
-	fputs("<h2>Backend calls</h2>\n<table><thead><tr><th>backend</th>",
-	    f);
+	fputs("<h2>Backend calls by outcome, since the metrics began</h2>"
+	    "\n<table><thead><tr><th>backend</th>", f);
 	for (o = 0; o < MO__MAX; o++)
 		html_printf(f, "<th>%s</th>", metrics_outcome_names[o]);
 	fputs("<th>mean ms</th></tr></thead><tbody>\n", f);
@@ -210,9 +224,9 @@ console_overview(struct console *c, struct error *e)
 	}
 	if (metrics_collect(shm_host(), clock_now_ms(), s) == 0) {
 		html_printf(c->f, "<p class=\"mute\">Counted by this host's "
-		    "%D worker processes since its metrics began (GET /metrics "
+		    "%D worker processes, minute by minute (GET /metrics "
 		    "for Prometheus).</p>\n", (int64_t)s->processes);
-		routes_table(c->f, s);
+		last_hour(c->f, s);
 		backend_calls(c->f, s);
 	} else
 		fputs("<p class=\"mute\">No metrics: the host's shared memory "

@@ -18,6 +18,7 @@ import math
 import os
 import random
 import re
+import time
 import urllib.parse
 
 from gateway import APACHE, ApacheGateway, Gateway, TAP, Upstream
@@ -450,6 +451,42 @@ def test_decisions(t, g, b, up):
          404, "an unknown decision is 404")
 
 
+def hour_row(page, title, name):
+    """The figures of name's row in the table under title, or None."""
+    part = page.split("<h2>" + title + "</h2>", 1)[-1].split("</table>")[0]
+    for row in re.findall(r"<tr><td>(.*?)</tr>", part):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", "<td>" + row)
+        if cells and cells[0] == name:
+            return [float(x) for x in cells[1:]]
+    return None
+
+
+def test_overview_hour(t, g, b):
+    page = text(b.get("/"))
+    route = hour_row(page, "Requests by route, last hour",
+                     "POST /v1/systemone")
+    t.ok(route is not None and route[0] >= N_OUTCOMES + N_BARE and
+         route[2] == 0 and route[3] > 0,
+         "the overview: a route's requests of the last hour, its mean "
+         "time", route)
+    up = hour_row(page, "Backend calls, last hour", "up")
+    t.ok(up is not None and up[0] >= N_OUTCOMES + N_BARE and
+         up[2] == 0, "... and a backend's calls", up)
+    now = int(time.time() * 1000)
+    try:
+        set_clock(g, now + 61 * 60000)
+        page = text(b.get("/"))
+        t.ok(hour_row(page, "Requests by route, last hour",
+                      "POST /v1/systemone") is None and
+             hour_row(page, "Backend calls, last hour", "up") is None,
+             "an hour later, out of the last hour", page[:3000])
+        t.ok(hour_row(page, "Backend calls by outcome, since the "
+                      "metrics began", "up") is not None,
+             "... still in the totals")
+    finally:
+        set_clock(g, None)
+
+
 def backends(g):
     return {x["name"]: x for x in g.admin_request(
         "GET", "/admin/v1/backends", key=g.root).json()["backends"]}
@@ -649,6 +686,7 @@ def main():
                    test_hostile], g, b)
             t.run([test_backends, test_templates, test_schemas], g, b)
             t.run([test_decisions], g, b, up)
+            t.run([test_overview_hour], g, b)
             t.run([test_calibration, test_logout], g, b)
         t.run([test_revoked, test_expiry], g)
         t.stop_clean(g)
