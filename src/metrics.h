@@ -160,8 +160,8 @@ struct metrics_snapshot {
 	long			 processes;	/* shm_workers() */
 };
 /* Fills s from m at now_ms (recent: the minutes of the last
- * SHM_MINUTES, that of now_ms the last): 0, or -1 when there is no mapping or its
- * lock cannot be had. */
+ * SHM_MINUTES, that of now_ms the last): 0, or -1 when there is no
+ * mapping or its lock cannot be had. */
 int	metrics_collect(struct shm *m, int64_t now_ms,
 	    struct metrics_snapshot *s);
 

@@ -419,9 +419,10 @@ int	 store_compare_each(struct store *st, int64_t schema_id,
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,
 	    const char *target, json_object *details, struct error *e);
-/* When the latest audit row of action on target was written, in *at_ms
- * (0: none): the console's last logout of a key (handler_console.c).
- * 0, or -1 with e set. */
+/* When the latest audit row of action on target (NULL: on any) was
+ * written, in *at_ms (0: none): the console's last logout of a key
+ * (handler_console.c), the last backup (the console's overview).  0,
+ * or -1 with e set. */
 int	 store_audit_last(struct store *st, const char *action,
 	    const char *target, int64_t *at_ms, struct error *e);
 

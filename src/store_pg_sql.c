@@ -39,7 +39,7 @@ const char *const pg_core_sql[PG_STMT__MAX] = {
 	    "INSERT INTO audit_log (at_ms, actor, action, target, details)"
 	    " VALUES ($1, $2, $3, $4, $5)",
 	[PG_AUDIT_LAST] = "SELECT coalesce(max(at_ms), 0) FROM audit_log"
-	    " WHERE action = $1 AND target = $2",
+	    " WHERE action = $1 AND ($2::text IS NULL OR target = $2)",
 
 	/* Applications and keys (store_pg_app.c). */
 	[PG_APP_INSERT] =

@@ -27,7 +27,7 @@ const char *const store_sql[STMT__MAX] = {
 	    "INSERT INTO audit_log (at_ms, actor, action, target, details)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5)",
 	[STMT_AUDIT_LAST] = "SELECT coalesce(max(at_ms), 0) FROM audit_log"
-	    " WHERE action = ?1 AND target = ?2",
+	    " WHERE action = ?1 AND (?2 IS NULL OR target = ?2)",
 
 	/* Applications, keys, the key memo and failures (store_sqlite_app.c). */
 	[STMT_APP_INSERT] =
