@@ -184,15 +184,20 @@ file_size(const char *path, const char *suffix)
 	return stat(p, &sb) == 0 ? (int64_t)sb.st_size : -1;
 }
 
-/* The database and what is kept of it. */
+/* The database, its last backup and what is kept of it. */
 static void
-database(FILE *f, const struct settings *s)
+database(struct console *c)
 {
-	int64_t main_size, wal;
+	const struct settings	*s = c->r->settings;
+	struct error		 e = { 0 };
+	int64_t			 main_size, wal, at = 0;
+	FILE			*f = c->f;
 
 	fputs("<h2>Database</h2>\n<table><tbody>\n", f);
 	if (s->db_url[0] != '\0')
-		fputs("<tr><th>engine</th><td>PostgreSQL</td></tr>\n", f);
+		fputs("<tr><th>engine</th><td>PostgreSQL</td></tr>\n"
+		    "<tr><th>last backup</th><td>not kept here: use pg_dump"
+		    "</td></tr>\n", f);
 	else {
 		main_size = file_size(s->db_path, "");
 		wal = file_size(s->db_path, "-wal");
@@ -200,6 +205,16 @@ database(FILE *f, const struct settings *s)
 		    "<tr><th>file</th><td>%s</td></tr>\n<tr><th>size</th>"
 		    "<td>%D bytes (write-ahead log %D)</td></tr>\n", s->db_path,
 		    main_size, wal < 0 ? (int64_t)0 : wal);
+		fputs("<tr><th>last backup</th><td>", f);
+		if (store_audit_last(c->r->store, "backup", NULL, &at, &e) ==
+		    -1)
+			html_printf(f, "unknown: %s", e.message);
+		else if (at == 0)
+			fputs("none (evalgate-admin backup FILE)", f);
+		else
+			console_time(f, at);
+		fputs("</td></tr>\n", f);
+		error_clear(&e);
 	}
 	html_printf(f, "<tr><th>retention</th><td>%D days (0: keep every "
 	    "decision)</td></tr>\n<tr><th>with outcomes</th><td>%D days "
@@ -233,7 +248,7 @@ console_overview(struct console *c, struct error *e)
 		    "is not mapped.</p>\n", c->f);
 	free(s);
 	if ((rc = backend_states(c, e)) == 0)
-		database(c->f, c->r->settings);
+		database(c);
 	return rc == 0 ? console_end(c, 200, e) : -1;
 }
 

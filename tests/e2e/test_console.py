@@ -487,6 +487,36 @@ def test_overview_hour(t, g, b):
         set_clock(g, None)
 
 
+def last_backup(page):
+    m = re.search(r"<tr><th>last backup</th><td>(.*?)</td></tr>", page)
+    return m.group(1) if m else None
+
+
+def test_last_backup(t, g, b):
+    if g.engine == "postgresql":
+        t.eq(last_backup(text(b.get("/"))), "not kept here: use pg_dump",
+             "PostgreSQL: the overview points at pg_dump")
+        return
+    t.eq(last_backup(text(b.get("/"))),
+         "none (evalgate-admin backup FILE)", "no backup yet: says how")
+    path = os.path.join(g.dir, "nightly.db")
+    g.admin("backup", path)
+    rows = g.sql("SELECT actor, target, json_extract(details, '$.bytes')"
+                 " > 0 FROM audit_log WHERE action = 'backup'")
+    t.eq([tuple(x) for x in rows], [("console", path, 1)],
+         "a backup writes its audit row: the file, its size")
+    got = last_backup(text(b.get("/")))
+    t.ok(got is not None and re.fullmatch(
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ", got) is not None and
+        abs(time.mktime(time.strptime(got, "%Y-%m-%d %H:%M:%SZ")) -
+            time.mktime(time.gmtime())) < 120,
+         "the overview shows when it was written", got)
+    r = g.admin("backup", path, check=False)
+    t.ok(r.returncode == 1 and len(g.sql(
+        "SELECT 1 FROM audit_log WHERE action = 'backup'")) == 1,
+         "a backup refused writes none")
+
+
 def backends(g):
     return {x["name"]: x for x in g.admin_request(
         "GET", "/admin/v1/backends", key=g.root).json()["backends"]}
@@ -686,7 +716,7 @@ def main():
                    test_hostile], g, b)
             t.run([test_backends, test_templates, test_schemas], g, b)
             t.run([test_decisions], g, b, up)
-            t.run([test_overview_hour], g, b)
+            t.run([test_overview_hour, test_last_backup], g, b)
             t.run([test_calibration, test_logout], g, b)
         t.run([test_revoked, test_expiry], g)
         t.stop_clean(g)
