@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "auth.h"
+#include "backend.h"
 #include "calibration_render.h"
 #include "clock.h"
 #include "handler_console.h"
@@ -762,48 +763,52 @@ key_shown(struct req *r, json_object *in, json_object *out, struct error *e)
 	return console_end(&c, 201, e);
 }
 
-#define FIELDS_MAX 8
+#define FIELDS_MAX 10
 
 /* POST CONSOLE_PREFIX "/do/{action}": the operation, the form's fields
- * that make its input (absent or empty: not given), and what follows
- * its success. */
+ * that make its input (absent or empty: not given), what follows its
+ * success, and whether every kind's options (the tables of backend.h)
+ * are fields too, each named as its option. */
 static const struct action {
 	const char		*name;
 	enum op			 op;
 	struct form_field	 fields[FIELDS_MAX];
 	done_fn			 done;
+	int			 kind_options;
 } actions[] = {
 	{ "app-create", OP_APP_CREATE, { { "name", F_TEXT },
 	    { "rate_per_minute", F_INT }, { "daily_quota", F_INT },
-	    { "log_state", F_BOOL }, { "admin", F_BOOL } }, to_application },
+	    { "log_state", F_BOOL }, { "admin", F_BOOL } }, to_application, 0 },
 	{ "app-update", OP_APP_UPDATE, { { "name", F_TEXT },
 	    { "rate_per_minute", F_INT }, { "daily_quota", F_INT },
 	    { "retention_days", F_INT }, { "log_state", F_BOOL } },
-	    to_application },
+	    to_application, 0 },
 	{ "key-issue", OP_KEY_ISSUE, { { "application", F_TEXT },
-	    { "expires", F_TEXT } }, key_shown },
+	    { "expires", F_TEXT } }, key_shown, 0 },
 	{ "key-revoke", OP_KEY_REVOKE, { { "prefix", F_TEXT } },
-	    to_key_application },
+	    to_key_application, 0 },
 	{ "backend-add", OP_BACKEND_ADD, { { "name", F_TEXT },
 	    { "kind", F_TEXT }, { "urls", F_LINES }, { "model", F_TEXT },
-	    { "description", F_TEXT }, { "timeout_ms", F_INT },
-	    { "max_in_flight", F_INT } }, to_backends },
+	    { "auth_env", F_TEXT }, { "description", F_TEXT },
+	    { "release_date", F_TEXT }, { "timeout_ms", F_INT },
+	    { "max_in_flight", F_INT } }, to_backends, 1 },
 	{ "backend-update", OP_BACKEND_UPDATE, { { "name", F_TEXT },
 	    { "enabled", F_BOOL }, { "urls", F_LINES }, { "model", F_TEXT },
-	    { "description", F_TEXT }, { "timeout_ms", F_INT },
-	    { "max_in_flight", F_INT } }, to_backends },
+	    { "auth_env", F_TEXT }, { "description", F_TEXT },
+	    { "release_date", F_TEXT }, { "timeout_ms", F_INT },
+	    { "max_in_flight", F_INT } }, to_backends, 1 },
 	{ "schema-publish", OP_SCHEMA_PUBLISH, { { "id", F_TEXT },
 	    { "backend", F_TEXT }, { "questions", F_JSON },
 	    { "temperature", F_NUM }, { "abstain_threshold", F_NUM } },
-	    to_schemas },
+	    to_schemas, 0 },
 	{ "grant", OP_GRANT, { { "application", F_TEXT },
-	    { "schema", F_TEXT }, { "version", F_INT } }, to_application },
+	    { "schema", F_TEXT }, { "version", F_INT } }, to_application, 0 },
 	{ "template-publish", OP_TEMPLATE_PUBLISH, { { "id", F_TEXT },
 	    { "body", F_TEXT }, { "variables", F_JSON }, { "escape", F_TEXT } },
-	    to_templates },
+	    to_templates, 0 },
 	{ "calibration-apply", OP_CALIBRATION, { { "id", F_TEXT },
 	    { "version", F_INT }, { "target_accuracy", F_NUM },
-	    { "apply", F_BOOL } }, to_calibration },
+	    { "apply", F_BOOL } }, to_calibration, 0 },
 };
 #define NACTIONS (sizeof(actions) / sizeof(actions[0]))
 
@@ -866,28 +871,52 @@ form_value(const struct form_field *f, const char *v, json_object **out,
 	    f->kind == F_BOOL ? "yes or no" : "a number");
 }
 
+/* Adds form field f to in, if given: 0, or -1 with e set.  buf holds
+ * size bytes. */
+static int
+form_add(struct req *r, const struct form_field *f, json_object *in,
+    char *buf, size_t size, struct error *e)
+{
+	json_object	*v;
+	int		 rc;
+
+	if (field(r, f->name, buf, size) == NULL)
+		return 0;
+	if ((rc = form_value(f, buf, &v, e)) == 1)
+		ju_add(in, f->name, v);
+	return rc == -1 ? -1 : 0;
+}
+
 /* The operation's input from the form: a new reference, or NULL with e
- * set. */
+ * set.  A kind's option is a field of its name: an integer, "none" for
+ * its default, or a JSON object. */
 static json_object *
 form_input(struct req *r, const struct action *a, struct error *e)
 {
-	json_object	*in = ju_obj(), *v;
-	char		*buf = xmalloc(r->body_len + 1);
-	size_t		 i;
-	int		 rc;
+	const struct backend_kind	*k;
+	const struct backend_option	*o;
+	struct form_field		 f;
+	json_object			*in = ju_obj();
+	char				*buf = xmalloc(r->body_len + 1);
+	size_t				 i;
+	int				 rc = 0;
 
-	for (i = 0; i < FIELDS_MAX && a->fields[i].name != NULL; i++) {
-		if (field(r, a->fields[i].name, buf, r->body_len + 1) == NULL)
-			continue;
-		if ((rc = form_value(&a->fields[i], buf, &v, e)) == -1) {
-			json_object_put(in);
-			in = NULL;
-			break;
+	for (i = 0; rc == 0 && i < FIELDS_MAX && a->fields[i].name != NULL;
+	    i++)
+		rc = form_add(r, &a->fields[i], in, buf, r->body_len + 1, e);
+	for (i = 0; rc == 0 && a->kind_options &&
+	    (k = backend_kind_at(i)) != NULL; i++)
+		for (o = k->options; rc == 0 && o != NULL && o->name != NULL;
+		    o++) {
+			f.name = o->name;
+			f.kind = o->type == BOPT_JSON ? F_JSON : F_INT;
+			rc = form_add(r, &f, in, buf, r->body_len + 1, e);
 		}
-		if (rc == 1)
-			ju_add(in, a->fields[i].name, v);
-	}
 	free(buf);
+	if (rc == -1) {
+		json_object_put(in);
+		in = NULL;
+	}
 	return in;
 }
 

@@ -564,6 +564,39 @@ console_schemas(struct console *c, const char *item, struct error *e)
 
 /* Backends */
 
+/* The fields of kind k's options (its table, backend.h), each named as
+ * its option, with b's values (NULL: empty, to add one). */
+static void
+kind_options(struct console *c, const struct backend_kind *k,
+    json_object *b)
+{
+	const struct backend_option	*o;
+	json_object			*v;
+	char				 def[32];
+
+	if (k->options == NULL || k->options[0].name == NULL)
+		return;
+	html_printf(c->f, "<fieldset><legend>%s options</legend>", k->name);
+	for (o = k->options; o->name != NULL; o++) {
+		snprintf(def, sizeof(def), o->type == BOPT_LONG ?
+		    "default %ld" : "none", o->def);
+		html_printf(c->f, "<label for=\"b-%s-%s-%s\">%s <small>%s"
+		    "</small><input id=\"b-%s-%s-%s\" name=\"%s\" size=\"%d\""
+		    "%s placeholder=\"%s\" value=\"", k->name, o->name,
+		    ju_str(b, "name"), o->name, o->meaning, k->name, o->name,
+		    ju_str(b, "name"), o->name, o->type == BOPT_LONG ? 7 : 24,
+		    o->type == BOPT_LONG ? " inputmode=\"numeric\"" : "", def);
+		if (b != NULL && json_object_object_get_ex(b, o->name, &v) &&
+		    v != NULL)
+			html_printf(c->f, "%s", o->type == BOPT_LONG ?
+			    json_object_get_string(v) :
+			    json_object_to_json_string_ext(v,
+			    JSON_C_TO_STRING_PLAIN));
+		fputs("\"></label>", c->f);
+	}
+	fputs("</fieldset>", c->f);
+}
+
 /* The form of a backend's fields: empty to add one. */
 static void
 backend_form(struct console *c, json_object *b)
@@ -608,8 +641,19 @@ backend_form(struct console *c, json_object *b)
 		for (i = 0; i < json_object_array_length(urls); i++)
 			html_printf(c->f, "%s\n", json_object_get_string(
 			    json_object_array_get_idx(urls, i)));
-	html_printf(c->f, "</textarea></label><button type=\"submit\">%s"
-	    "</button></form>\n", b != NULL ? "Save" : "Add");
+	html_printf(c->f, "</textarea></label><label for=\"b-auth-%s\">"
+	    "key's environment variable<input id=\"b-auth-%s\" "
+	    "name=\"auth_env\" size=\"16\" value=\"%s\"></label><label "
+	    "for=\"b-rel-%s\">release date<input id=\"b-rel-%s\" "
+	    "name=\"release_date\" size=\"10\" placeholder=\"YYYY-MM-DD\" "
+	    "value=\"%s\"></label>", ju_str(b, "name"), ju_str(b, "name"),
+	    ju_str(b, "auth_env"), ju_str(b, "name"), ju_str(b, "name"),
+	    ju_str(b, "release_date"));
+	for (i = 0; (k = backend_kind_at(i)) != NULL; i++)
+		if (b == NULL || strcmp(k->name, ju_str(b, "kind")) == 0)
+			kind_options(c, k, b);
+	html_printf(c->f, "<button type=\"submit\">%s</button></form>\n",
+	    b != NULL ? "Save" : "Add");
 }
 
 int

@@ -554,10 +554,58 @@ def test_backends(t, g, b):
     x = backends(g)["second"]
     t.ok(r.status == 303 and x["enabled"] is True and
          x["max_in_flight"] == 4, "enabled again, with a cap", x)
+    test_backend_options(t, g, b, csrf)
     r = b.post("/do/backend-add", {"csrf": csrf, "name": "third",
                                    "kind": "systemone"})
     t.ok(r.status == 422 and "third" not in backends(g),
          "a remote backend without a replica is refused", text(r)[-400:])
+
+
+def test_backend_options(t, g, b, csrf):
+    """An openai backend set up from the console alone: its kind's
+    options are fields of the forms, made from the kind's table."""
+    page = text(b.get("/backends"))
+    t.ok("<legend>openai options</legend>" in page and
+         '<label for="b-openai-max_options-">' in page and
+         'name="extra"' in page and 'name="auth_env"' in page,
+         "the add form: each kind's options, labelled", page[-3000:])
+    r = b.post("/do/backend-add", {
+        "csrf": csrf, "name": "oa", "kind": "openai",
+        "urls": "http://127.0.0.1:9/v1/chat/completions",
+        "model": "gpt-x", "auth_env": "OA_KEY",
+        "release_date": "2026-01-02", "max_options": "3",
+        "extra": json.dumps({"seed": 7, "note": HOSTILE})})
+    x = backends(g).get("oa", {})
+    t.ok(r.status == 303 and x.get("kind") == "openai" and
+         x.get("auth_env") == "OA_KEY" and
+         x.get("release_date") == "2026-01-02" and
+         x.get("max_options") == 3 and x.get("concurrency") is None and
+         x.get("extra") == {"seed": 7, "note": HOSTILE},
+         "an openai backend added with its options", (r.status, x,
+                                                      text(r)[-400:]))
+    page = text(b.get("/backends"))
+    form = page.split('name="name" value="oa"', 1)[-1].split("</form>")[0]
+    t.ok('name="max_options"' in form and 'value="3"' in form and
+         "&quot;seed&quot;: 7" in form.replace("&quot;:7", "&quot;: 7")
+         and "<iframe" not in form and "systemone options" not in form,
+         "its form: its own kind's options with their values, escaped",
+         form)
+    r = b.post("/do/backend-update", {"csrf": csrf, "name": "oa",
+                                      "max_options": "none",
+                                      "concurrency": "2"})
+    x = backends(g)["oa"]
+    t.ok(r.status == 303 and x.get("max_options") is None and
+         x.get("concurrency") == 2 and x.get("extra", {}).get("seed") == 7,
+         "updated: 'none' is the default, the others kept", x)
+    r = b.post("/do/backend-update", {"csrf": csrf, "name": "oa",
+                                      "extra": "{not json"})
+    t.ok(r.status == 422 and "extra" in text(r),
+         "an option's bad JSON is refused, naming it", text(r)[-400:])
+    r = b.post("/do/backend-update", {"csrf": csrf, "name": "second",
+                                      "concurrency": "2"})
+    t.ok(r.status == 422 and "openai" in text(r) and
+         backends(g)["second"].get("concurrency") is None,
+         "another kind's option is refused", text(r)[-400:])
 
 
 def test_templates(t, g, b):
