@@ -14,6 +14,7 @@
 #include "auth.h"
 #include "backend.h"
 #include "calibration_render.h"
+#include "compare_render.h"
 #include "clock.h"
 #include "handler_console.h"
 #include "handlers.h"
@@ -79,7 +80,11 @@ static const char console_css[] =
 	".key{font-family:monospace;font-size:16px;padding:8px;"
 	"background:var(--panel);border:1px solid var(--line);"
 	"word-break:break-all}"
-	"meter{width:160px}"
+	"meter{width:160px}form.inline{display:inline;margin:0}"
+	"fieldset{display:flex;flex-wrap:wrap;gap:8px 14px;margin:0;"
+	"border:1px solid var(--line)}legend{font-size:13px}"
+	"a.button{display:inline-block;padding:4px 10px;margin:4px 0;"
+	"border:1px solid var(--accent);text-decoration:none}"
 	"@media (max-width:600px){main{padding:8px}header form{margin-left:0}"
 	"td,th{padding:3px 6px}}";
 
@@ -104,12 +109,13 @@ static const struct asset {
 	const char	*name;
 	const char	*type;
 	const char	*body;
-	const char	*more;		/* after body; NULL none */
+	const char	*more[2];	/* after body; NULL none */
 } assets[] = {
 	{ "console.css", "text/css; charset=utf-8", console_css,
-	    calibration_chart_style },
-	{ "console.js", "text/javascript; charset=utf-8", console_js, NULL },
-	{ "icon.svg", "image/svg+xml", console_icon, NULL },
+	    { calibration_chart_style, compare_chart_style } },
+	{ "console.js", "text/javascript; charset=utf-8", console_js,
+	    { NULL, NULL } },
+	{ "icon.svg", "image/svg+xml", console_icon, { NULL, NULL } },
 };
 #define NASSETS (sizeof(assets) / sizeof(assets[0]))
 
@@ -556,22 +562,24 @@ handle_console_logout(struct req *r, struct error *e)
 int
 handle_console_asset(struct req *r, struct error *e)
 {
-	size_t i;
+	const struct asset	*a;
+	size_t			 i, k, len;
 
-	const char	*more;
-	size_t		 len;
-
-	for (i = 0; i < NASSETS; i++)
-		if (strcmp(r->params[0], assets[i].name) == 0) {
-			more = assets[i].more != NULL ? assets[i].more : "";
-			len = strlen(assets[i].body) + strlen(more);
-			http_header(r, "X-Content-Type-Options", "nosniff");
-			http_header(r, "Content-Length", "%zu", len);
-			http_begin(r, 200, assets[i].type);
-			http_write(r, assets[i].body, strlen(assets[i].body));
-			http_write(r, more, strlen(more));
-			return 0;
-		}
+	for (i = 0; i < NASSETS; i++) {
+		a = &assets[i];
+		if (strcmp(r->params[0], a->name) != 0)
+			continue;
+		for (k = 0, len = strlen(a->body); k < 2; k++)
+			len += a->more[k] != NULL ? strlen(a->more[k]) : 0;
+		http_header(r, "X-Content-Type-Options", "nosniff");
+		http_header(r, "Content-Length", "%zu", len);
+		http_begin(r, 200, a->type);
+		http_write(r, a->body, strlen(a->body));
+		for (k = 0; k < 2; k++)
+			if (a->more[k] != NULL)
+				http_write(r, a->more[k], strlen(a->more[k]));
+		return 0;
+	}
 	return error_set(e, ERR_NOT_FOUND, NULL, "no such file");
 }
 
@@ -597,7 +605,8 @@ static const struct page {
 	{ "applications", console_applications, 1 },
 	{ "revoke", console_revoke, 2 },
 	{ "decisions", console_decisions, 1 },
-	{ "schemas", console_schemas, 0 },
+	{ "schemas", console_schemas, 1 },
+	{ "promote", console_promote, 2 },
 	{ "backends", console_backends, 0 },
 	{ "templates", console_templates, 0 },
 	{ "calibration", console_calibration, 0 },
@@ -676,6 +685,33 @@ to_schemas(struct req *r, json_object *in, json_object *out,
 	(void)out;
 	(void)e;
 	return redirect(r, "schemas");
+}
+
+/* After a change to a schema's grants or challengers, or a promotion:
+ * the schema's page (of the version promoted to, or changed). */
+static int
+to_schema(struct req *r, json_object *in, json_object *out,
+    struct error *e)
+{
+	const char	*id = ju_str(in, "id") != NULL ? ju_str(in, "id") :
+			    ju_str(in, "schema");
+	json_object	*v = json_object_object_get(out, "version");
+	char		*where;
+	size_t		 size;
+	FILE		*f;
+
+	if (id == NULL)
+		return redirect(r, "schemas");
+	if ((f = open_memstream(&where, &size)) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	fputs("schemas/", f);
+	html_uri_component(f, id);
+	if (v != NULL && json_object_is_type(v, json_type_int))
+		fprintf(f, "?version=%lld", (long long)json_object_get_int64(v));
+	fclose(f);
+	redirect(r, where);
+	free(where);
+	return 0;
 }
 
 /* After a backend's change: the list of backends. */
@@ -803,6 +839,15 @@ static const struct action {
 	    to_schemas, 0 },
 	{ "grant", OP_GRANT, { { "application", F_TEXT },
 	    { "schema", F_TEXT }, { "version", F_INT } }, to_application, 0 },
+	{ "ungrant", OP_UNGRANT, { { "application", F_TEXT },
+	    { "schema", F_TEXT }, { "version", F_INT } }, to_schema, 0 },
+	{ "challenger-add", OP_CHALLENGER_ADD, { { "id", F_TEXT },
+	    { "version", F_INT }, { "backend", F_TEXT }, { "share", F_NUM } },
+	    to_schema, 0 },
+	{ "challenger-remove", OP_CHALLENGER_REMOVE, { { "id", F_TEXT },
+	    { "version", F_INT }, { "backend", F_TEXT } }, to_schema, 0 },
+	{ "promote", OP_PROMOTE, { { "id", F_TEXT }, { "version", F_INT },
+	    { "backend", F_TEXT } }, to_schema, 0 },
 	{ "template-publish", OP_TEMPLATE_PUBLISH, { { "id", F_TEXT },
 	    { "body", F_TEXT }, { "variables", F_JSON }, { "escape", F_TEXT } },
 	    to_templates, 0 },

@@ -472,9 +472,8 @@ console_revoke(struct console *c, const char *prefix, struct error *e)
 
 /* Schemas */
 
-/* A select of the backends' names. */
-static int
-backend_select(struct console *c, struct error *e)
+int
+console_backend_select(struct console *c, const char *id, struct error *e)
 {
 	json_object	*in = ju_obj(), *out = NULL, *list;
 	size_t		 i;
@@ -484,8 +483,8 @@ backend_select(struct console *c, struct error *e)
 		return -1;
 	}
 	json_object_put(in);
-	fputs("<label for=\"s-backend\">backend<select id=\"s-backend\" "
-	    "name=\"backend\" required>", c->f);
+	html_printf(c->f, "<label for=\"%s\">backend<select id=\"%s\" "
+	    "name=\"backend\" required>", id, id);
 	json_object_object_get_ex(out, "backends", &list);
 	for (i = 0; i < json_object_array_length(list); i++)
 		html_printf(c->f, "<option>%s</option>", ju_str(
@@ -501,7 +500,10 @@ console_schemas(struct console *c, const char *item, struct error *e)
 	json_object	*in = ju_obj(), *out = NULL, *list, *v;
 	size_t		 i;
 
-	(void)item;
+	if (item != NULL) {
+		json_object_put(in);
+		return console_schema(c, item, e);
+	}
 	if (console_op(c->r, OP_SCHEMA_LIST, in, &out, e) == -1) {
 		json_object_put(in);
 		return -1;
@@ -518,8 +520,9 @@ console_schemas(struct console *c, const char *item, struct error *e)
 	json_object_object_get_ex(out, "schemas", &list);
 	for (i = 0; i < json_object_array_length(list); i++) {
 		v = json_object_array_get_idx(list, i);
-		html_printf(c->f, "<tr><td>%s</td><td class=\"n\">", ju_str(v,
-		    "id"));
+		html_printf(c->f, "<tr><td><a href=\"%s/schemas/%u\">%s</a>"
+		    "</td><td class=\"n\">", c->root, ju_str(v, "id"),
+		    ju_str(v, "id"));
 		console_cell(c->f, v, "version");
 		html_printf(c->f, "</td><td><code>%s</code></td><td>",
 		    ju_str(v, "fingerprint"));
@@ -541,7 +544,7 @@ console_schemas(struct console *c, const char *item, struct error *e)
 	fputs("<label for=\"s-id\">schema<input id=\"s-id\" name=\"id\" "
 	    "required size=\"16\" pattern=\"[a-z0-9][a-z0-9_.\\-]*\">"
 	    "</label>", c->f);
-	if (backend_select(c, e) == -1)
+	if (console_backend_select(c, "s-backend", e) == -1)
 		return -1;
 	fputs("<label for=\"s-temp\">temperature<input id=\"s-temp\" "
 	    "name=\"temperature\" size=\"5\" placeholder=\"1\"></label>"

@@ -182,6 +182,12 @@ int	 store_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
 	    int64_t version, struct error *e);	/* 1 removed, 0 none */
 int	 store_grant_allows(struct store *st, int64_t app_id,
 	    int64_t schema_id, int64_t version, struct error *e);
+/* Every grant of the schema, by application name then version: fn(the
+ * application's name, the version (0: every one), when it was granted
+ * in epoch seconds, arg).  0, or -1 with e set. */
+int	 store_grant_each(struct store *st, int64_t schema_id,
+	    void (*fn)(const char *, int64_t, int64_t, void *), void *arg,
+	    struct error *e);
 
 /* Templates (doc/design.md, section 16).
  *

@@ -145,6 +145,10 @@ const char *const pg_core_sql[PG_STMT__MAX] = {
 	[PG_GRANT_ALLOWS] =
 	    "SELECT 1 FROM grants WHERE app_id = $1 AND schema_id = $2"
 	    " AND (version = 0 OR version = $3) LIMIT 1",
+	[PG_GRANT_LIST] =
+	    "SELECT a.name, g.version, g.created_at FROM grants g"
+	    " JOIN applications a ON a.id = g.app_id WHERE g.schema_id = $1"
+	    " ORDER BY a.name, g.version",
 	[PG_TEMPLATE_CREATE] =
 	    "INSERT INTO templates (slug, created_at) VALUES ($1, $2)"
 	    " ON CONFLICT (slug) DO NOTHING",

@@ -170,6 +170,10 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_GRANT_ALLOWS] =
 	    "SELECT 1 FROM grants WHERE app_id = ?1 AND schema_id = ?2"
 	    " AND (version = 0 OR version = ?3) LIMIT 1",
+	[STMT_GRANT_LIST] =
+	    "SELECT a.name, g.version, g.created_at FROM grants g"
+	    " JOIN applications a ON a.id = g.app_id WHERE g.schema_id = ?1"
+	    " ORDER BY a.name, g.version",
 	[STMT_TEMPLATE_CREATE] =
 	    "INSERT OR IGNORE INTO templates (slug, created_at)"
 	    " VALUES (?1, ?2)",

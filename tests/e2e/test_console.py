@@ -21,7 +21,9 @@ import re
 import time
 import urllib.parse
 
-from gateway import APACHE, ApacheGateway, Gateway, TAP, Upstream
+from fake_openai import skill_truth
+from gateway import (APACHE, ApacheGateway, Gateway, OpenAIUpstream, TAP,
+                     Upstream)
 
 KEY = re.compile(r"svc_[a-z0-9]{8}_[A-Za-z0-9]{32}")
 ROOT = "/admin/console"
@@ -639,7 +641,7 @@ def test_templates(t, g, b):
 def test_schemas(t, g, b):
     csrf = b.csrf("/schemas")
     page = text(b.get("/schemas"))
-    t.ok("<td>cal</td>" in page and '<option>up</option>' in page and
+    t.ok('">cal</a></td>' in page and '<option>up</option>' in page and
          '<label for="s-q">' in page,
          "schemas: the versions, a publish form with the backends")
     q = {"topic": {"type": "choice", "criteria": {"a": "x", "b": "y"}}}
@@ -705,6 +707,131 @@ def test_calibration(t, g, b):
          "version 2: the same questions, a fitted temperature", v2)
 
 
+DUEL_Q = {"ok": {"type": "noul", "instructions": "is the item fine?"}}
+SKILLS = {"good": {"accuracy": 0.8, "confidence": 0.8, "salt": "g"},
+          "poor": {"accuracy": 0.6, "confidence": 0.95, "salt": "p"}}
+N_DUEL = 60
+
+
+def challengers(g, schema, version):
+    return g.admin_request("GET", "/admin/v1/schemas/%s/challengers"
+                           "?version=%d" % (schema, version),
+                           key=g.root).json().get("challengers")
+
+
+def versions(g, schema):
+    return g.admin_request("GET", "/admin/v1/schemas/%s/versions" % schema,
+                           key=g.root).json().get("schemas", [])
+
+
+def test_schema_page(t, g, b):
+    """A schema's page: its grants with an ungrant each, a version's
+    challengers added and removed, the comparison with them, and a
+    promotion after a confirmation naming the version it publishes."""
+    ups = {n: OpenAIUpstream() for n in SKILLS}
+    try:
+        for n, up in ups.items():
+            up.control(skill=SKILLS[n])
+            g.admin("backend", "add", n, "--kind", "openai", "--url",
+                    up.url, "--model", "m-" + n)
+        g.publish("duel", DUEL_Q, "poor")
+        key = g.new_key("caller")
+        g.admin("grant", "caller", "duel")
+        g.admin("grant", HOSTILE, "duel", "--version", "1")
+        bad = []
+        for i in range(N_DUEL):
+            r = g.post("/v1/systemone", {"state": "item %d" % i,
+                                         "x_schema": {"id": "duel"}},
+                       key=key)
+            if r.status != 200:
+                bad.append(r.status)
+                continue
+            r = g.post("/v1/decisions/%s/outcome" % r.json()[
+                "x_decision_id"], {"answers": {
+                    "ok": skill_truth("item %d" % i, 2) == 0}}, key=key)
+            if r.status != 200:
+                bad.append(r.status)
+        t.eq(bad, [], "%d decisions of duel with outcomes" % N_DUEL)
+        t.ok('href="%s/schemas/duel"' % ROOT in text(b.get("/schemas")),
+             "the list links each schema to its page")
+        page = text(b.get("/schemas/duel"))
+        t.ok("<h1>Schema duel</h1>" in page and
+             'href="%s/applications/caller">caller</a></td><td>every one'
+             % ROOT in page and HOSTILE_ESCAPED + "</a></td><td>1</td>"
+             in page and "<iframe" not in page and
+             page.count('action="%s/do/ungrant"' % ROOT) == 2,
+             "its grants, each with an ungrant, a hostile name escaped",
+             page)
+        t.ok("<h2>Challengers of version 1</h2>" in page and
+             '<label for="ch-share">' in page and
+             "Nothing to compare yet" in page,
+             "no challengers yet, a form to add one")
+        csrf = b.csrf("/schemas/duel")
+        form = {"id": "duel", "version": "1", "backend": "good",
+                "share": "1"}
+        r = b.post("/do/challenger-add", dict(form, csrf="A" * 43))
+        t.error_is(r, 403, "forbidden", "a challenger with a forged token")
+        t.eq(challengers(g, "duel", 1), [], "... is not added")
+        r = b.post("/do/challenger-add", dict(form, csrf=csrf))
+        got = challengers(g, "duel", 1)
+        t.ok(r.status == 303 and r.headers.get("location") ==
+             ROOT + "/schemas/duel?version=1" and len(got) == 1 and
+             got[0]["backend"] == "good" and got[0]["share"] == 1,
+             "a challenger added with its share", (r.status, got))
+        g.admin("replay", "duel", "--backend", "good", "--rate", "1000")
+        page = text(b.get("/schemas/duel?version=1"))
+        t.ok("<h3>good</h3>" in page and "Verdict:" in page and
+             'class="ci ' in page and "Current backend <b>poor</b>" in
+             page and "<td>good</td>" in page,
+             "the comparison: its chart, figures and verdict",
+             page[-3000:])
+        link = "%s/promote/duel?version=1&amp;backend=good" % ROOT
+        t.ok(link in page, "a link to promote the challenger")
+        page = text(b.get("/promote/duel?version=1&backend=good"))
+        t.ok("publishes <b>version 2</b>" in page and
+             "Publish version 2" in page and len(versions(g, "duel")) == 1,
+             "promoting asks first, naming the version it publishes, "
+             "and publishes nothing", page[-1200:])
+        r = b.post("/do/promote", {"id": "duel", "version": "1",
+                                   "backend": "good", "csrf": "x"})
+        t.error_is(r, 403, "forbidden", "a promotion with a forged token")
+        t.eq(len(versions(g, "duel")), 1, "... publishes nothing")
+        r = b.post("/do/promote", {"id": "duel", "version": "1",
+                                   "backend": "good", "csrf": csrf})
+        vs = versions(g, "duel")
+        t.ok(r.status == 303 and r.headers.get("location") ==
+             ROOT + "/schemas/duel?version=2" and len(vs) == 2 and
+             vs[-1].get("backend") == "good",
+             "promoted: version 2, answered by the challenger",
+             (r.status, text(r)[-500:], vs))
+        r = b.post("/do/challenger-remove", {"id": "duel", "version": "1",
+                                             "backend": "good",
+                                             "csrf": csrf})
+        t.ok(r.status == 303 and challengers(g, "duel", 1) == [],
+             "a challenger removed")
+        r = b.post("/do/ungrant", {"application": "caller",
+                                   "schema": "duel", "csrf": "x"})
+        t.error_is(r, 403, "forbidden", "an ungrant with a forged token")
+        r = b.post("/do/ungrant", {"application": "caller",
+                                   "schema": "duel", "csrf": csrf})
+        page = text(b.get("/schemas/duel"))
+        t.ok(r.status == 303 and "applications/caller" not in page and
+             page.count('action="%s/do/ungrant"' % ROOT) == 1,
+             "ungranted: the grant is gone from the page")
+        t.eq(g.post("/v1/systemone", {"state": "x", "x_schema": {
+            "id": "duel"}}, key=key).status, 403,
+             "... and the application may no longer evaluate it")
+        rows = g.sql("SELECT action FROM audit_log WHERE actor = 'root'"
+                     " AND action IN ('ungrant', 'schema.challenger.add',"
+                     " 'schema.challenger.remove') ORDER BY id")
+        t.eq([x[0] for x in rows], ["schema.challenger.add",
+                                    "schema.challenger.remove", "ungrant"],
+             "each change with its audit row")
+    finally:
+        for up in ups.values():
+            up.stop()
+
+
 def test_apache(t):
     """The same console under Apache with mod_fcgid (the shipped
     configuration): hidden on the public listener, a session, a change,
@@ -765,7 +892,8 @@ def main():
             t.run([test_backends, test_templates, test_schemas], g, b)
             t.run([test_decisions], g, b, up)
             t.run([test_overview_hour, test_last_backup], g, b)
-            t.run([test_calibration, test_logout], g, b)
+            t.run([test_calibration, test_schema_page, test_logout], g,
+                  b)
         t.run([test_revoked, test_expiry], g)
         t.stop_clean(g)
     finally:
