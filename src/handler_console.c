@@ -707,7 +707,8 @@ to_schema(struct req *r, json_object *in, json_object *out,
 	fputs("schemas/", f);
 	html_uri_component(f, id);
 	if (v != NULL && json_object_is_type(v, json_type_int))
-		fprintf(f, "?version=%lld", (long long)json_object_get_int64(v));
+		fprintf(f, "?version=%lld",
+		    (long long)json_object_get_int64(v));
 	fclose(f);
 	redirect(r, where);
 	free(where);

@@ -131,8 +131,9 @@ grants(struct console *c, const char *id, struct error *e)
 		    "value=\"%s\"><input type=\"hidden\" name=\"schema\" "
 		    "value=\"%s\">", ju_str(g, "application"), id);
 		if (ver != NULL)
-			html_printf(c->f, "<input type=\"hidden\" name=\"version"
-			    "\" value=\"%D\">", json_object_get_int64(ver));
+			html_printf(c->f, "<input type=\"hidden\" "
+			    "name=\"version\" value=\"%D\">",
+			    json_object_get_int64(ver));
 		fputs("<button type=\"submit\" class=\"danger\">Ungrant"
 		    "</button></form></td></tr>\n", c->f);
 	}
@@ -218,7 +219,8 @@ comparison(struct console *c, const char *id, int64_t version)
 	    "questions")) == 0)
 		fputs("<p class=\"mute\">Nothing to compare yet.</p>\n", c->f);
 	compare_render_body(c->f, out);
-	/* One link per challenger compared, on any question. */
+	/* One link per challenger compared on any question (promoting
+	 * one without compared decisions is refused). */
 	seen = ju_obj();
 	fputs("<p>", c->f);
 	json_object_object_foreach(json_object_object_get(out, "questions"),
@@ -226,13 +228,14 @@ comparison(struct console *c, const char *id, int64_t version)
 		(void)qname;
 		json_object_object_foreach(json_object_object_get(qv,
 		    "challengers"), cname, cv) {
-			(void)cv;
-			if (json_object_object_get_ex(seen, cname, NULL))
+			if (json_object_get_int64(json_object_object_get(cv,
+			    "count")) == 0 ||
+			    json_object_object_get_ex(seen, cname, NULL))
 				continue;
 			ju_add(seen, cname, NULL);
-			html_printf(c->f, "<a class=\"button\" href=\"%s/promote/"
-			    "%u?version=%D&amp;backend=%u\">Promote %s"
-			    "&hellip;</a> ", c->root, id, version, cname,
+			html_printf(c->f, "<a class=\"button\" href=\"%s/"
+			    "promote/%u?version=%D&amp;backend=%u\">Promote "
+			    "%s&hellip;</a> ", c->root, id, version, cname,
 			    cname);
 		}
 	}
