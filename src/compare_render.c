@@ -544,32 +544,25 @@ static const char html_style[] =
 	"table{border-collapse:collapse;margin:8px 0}"
 	"th,td{padding:3px 10px;text-align:left;font-size:14px}"
 	"table.list td,table.list th{border-bottom:1px solid #ddd}"
-	".warn{color:#a33;font-weight:bold}"
 	"figure{margin:0}figcaption{font-size:13px;color:#555}"
+	"dl{font-size:13px;color:#444}dt{font-weight:bold;margin-top:6px}";
+
+const char compare_chart_style[] =
+	".warn{color:#a33;font-weight:bold}"
 	".tick{font-size:11px;fill:#555}.axis{font-size:12px;fill:#333}"
 	".zero{stroke:#555;stroke-dasharray:5 4}"
 	".ci{stroke-width:6;stroke-linecap:round}"
 	".ci.better{stroke:#3a8f4a}.ci.worse{stroke:#d9534f}"
 	".ci.undecided{stroke:#999}.mean{fill:#222}"
 	".verdict{font-weight:bold}.verdict.better{color:#2a7a3a}"
-	".verdict.worse{color:#a33}.verdict.undecided{color:#555}"
-	"dl{font-size:13px;color:#444}dt{font-weight:bold;margin-top:6px}";
+	".verdict.worse{color:#a33}.verdict.undecided{color:#555}";
 
-static void
-render_html(FILE *f, json_object *r)
+void
+compare_render_body(FILE *f, json_object *r)
 {
-	json_object	*m = member(r, "method");
-	char		 b[2][32];
+	char	 b[2][32];
 
-	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8"
-	    "\">\n<title>Challengers of ", f);
-	html_esc(f, str(r, "schema"));
-	fprintf(f, " v%lld</title>\n<style>%s</style>\n</head><body>\n"
-	    "<h1>Challengers of schema ", (long long)numk(r, "version"),
-	    html_style);
-	html_esc(f, str(r, "schema"));
-	fprintf(f, ", version %lld</h1>\n<p>Current backend <b>",
-	    (long long)numk(r, "version"));
+	fputs("<p>Current backend <b>", f);
 	html_esc(f, str(r, "backend"));
 	fprintf(f, "</b>, temperature %s, abstain threshold %s.</p>\n",
 	    fmt(b[0], numk(r, "temperature"), S_SHORT),
@@ -599,6 +592,22 @@ render_html(FILE *f, json_object *r)
 		}
 		fputs("</section>\n", f);
 	}
+}
+
+static void
+render_html(FILE *f, json_object *r)
+{
+	json_object	*m = member(r, "method");
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8"
+	    "\">\n<title>Challengers of ", f);
+	html_esc(f, str(r, "schema"));
+	fprintf(f, " v%lld</title>\n<style>%s%s</style>\n</head><body>\n"
+	    "<h1>Challengers of schema ", (long long)numk(r, "version"),
+	    html_style, compare_chart_style);
+	html_esc(f, str(r, "schema"));
+	fprintf(f, ", version %lld</h1>\n", (long long)numk(r, "version"));
+	compare_render_body(f, r);
 	fputs("<h2>Definitions</h2>\n<dl><dt>Figures</dt><dd>As the "
 	    "calibration report computes them, over the decisions that have "
 	    "an outcome and the answers of both backends: at the version's "

@@ -54,5 +54,12 @@ void		 compare_report_add(json_object *report,
  * none of calibration_format()'s. */
 int		 compare_render(FILE *f, json_object *report,
 		    enum cal_format fmt);
+/* The HTML page's body without its frame or definitions: the current
+ * backend, then per question the chart of the intervals and each
+ * challenger's figures and verdict; the console's schema page shows it
+ * (handler_console_schema.c).  Its classes' rules are
+ * compare_chart_style. */
+void		 compare_render_body(FILE *f, json_object *report);
+extern const char compare_chart_style[];
 
 #endif

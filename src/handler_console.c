@@ -12,7 +12,9 @@
 #include <time.h>
 
 #include "auth.h"
+#include "backend.h"
 #include "calibration_render.h"
+#include "compare_render.h"
 #include "clock.h"
 #include "handler_console.h"
 #include "handlers.h"
@@ -78,7 +80,11 @@ static const char console_css[] =
 	".key{font-family:monospace;font-size:16px;padding:8px;"
 	"background:var(--panel);border:1px solid var(--line);"
 	"word-break:break-all}"
-	"meter{width:160px}"
+	"meter{width:160px}form.inline{display:inline;margin:0}"
+	"fieldset{display:flex;flex-wrap:wrap;gap:8px 14px;margin:0;"
+	"border:1px solid var(--line)}legend{font-size:13px}"
+	"a.button{display:inline-block;padding:4px 10px;margin:4px 0;"
+	"border:1px solid var(--accent);text-decoration:none}"
 	"@media (max-width:600px){main{padding:8px}header form{margin-left:0}"
 	"td,th{padding:3px 6px}}";
 
@@ -103,12 +109,13 @@ static const struct asset {
 	const char	*name;
 	const char	*type;
 	const char	*body;
-	const char	*more;		/* after body; NULL none */
+	const char	*more[2];	/* after body; NULL none */
 } assets[] = {
 	{ "console.css", "text/css; charset=utf-8", console_css,
-	    calibration_chart_style },
-	{ "console.js", "text/javascript; charset=utf-8", console_js, NULL },
-	{ "icon.svg", "image/svg+xml", console_icon, NULL },
+	    { calibration_chart_style, compare_chart_style } },
+	{ "console.js", "text/javascript; charset=utf-8", console_js,
+	    { NULL, NULL } },
+	{ "icon.svg", "image/svg+xml", console_icon, { NULL, NULL } },
 };
 #define NASSETS (sizeof(assets) / sizeof(assets[0]))
 
@@ -555,22 +562,24 @@ handle_console_logout(struct req *r, struct error *e)
 int
 handle_console_asset(struct req *r, struct error *e)
 {
-	size_t i;
+	const struct asset	*a;
+	size_t			 i, k, len;
 
-	const char	*more;
-	size_t		 len;
-
-	for (i = 0; i < NASSETS; i++)
-		if (strcmp(r->params[0], assets[i].name) == 0) {
-			more = assets[i].more != NULL ? assets[i].more : "";
-			len = strlen(assets[i].body) + strlen(more);
-			http_header(r, "X-Content-Type-Options", "nosniff");
-			http_header(r, "Content-Length", "%zu", len);
-			http_begin(r, 200, assets[i].type);
-			http_write(r, assets[i].body, strlen(assets[i].body));
-			http_write(r, more, strlen(more));
-			return 0;
-		}
+	for (i = 0; i < NASSETS; i++) {
+		a = &assets[i];
+		if (strcmp(r->params[0], a->name) != 0)
+			continue;
+		for (k = 0, len = strlen(a->body); k < 2; k++)
+			len += a->more[k] != NULL ? strlen(a->more[k]) : 0;
+		http_header(r, "X-Content-Type-Options", "nosniff");
+		http_header(r, "Content-Length", "%zu", len);
+		http_begin(r, 200, a->type);
+		http_write(r, a->body, strlen(a->body));
+		for (k = 0; k < 2; k++)
+			if (a->more[k] != NULL)
+				http_write(r, a->more[k], strlen(a->more[k]));
+		return 0;
+	}
 	return error_set(e, ERR_NOT_FOUND, NULL, "no such file");
 }
 
@@ -596,7 +605,8 @@ static const struct page {
 	{ "applications", console_applications, 1 },
 	{ "revoke", console_revoke, 2 },
 	{ "decisions", console_decisions, 1 },
-	{ "schemas", console_schemas, 0 },
+	{ "schemas", console_schemas, 1 },
+	{ "promote", console_promote, 2 },
 	{ "backends", console_backends, 0 },
 	{ "templates", console_templates, 0 },
 	{ "calibration", console_calibration, 0 },
@@ -675,6 +685,34 @@ to_schemas(struct req *r, json_object *in, json_object *out,
 	(void)out;
 	(void)e;
 	return redirect(r, "schemas");
+}
+
+/* After a change to a schema's grants or challengers, or a promotion:
+ * the schema's page (of the version promoted to, or changed). */
+static int
+to_schema(struct req *r, json_object *in, json_object *out,
+    struct error *e)
+{
+	const char	*id = ju_str(in, "id") != NULL ? ju_str(in, "id") :
+			    ju_str(in, "schema");
+	json_object	*v = json_object_object_get(out, "version");
+	char		*where;
+	size_t		 size;
+	FILE		*f;
+
+	if (id == NULL)
+		return redirect(r, "schemas");
+	if ((f = open_memstream(&where, &size)) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	fputs("schemas/", f);
+	html_uri_component(f, id);
+	if (v != NULL && json_object_is_type(v, json_type_int))
+		fprintf(f, "?version=%lld",
+		    (long long)json_object_get_int64(v));
+	fclose(f);
+	redirect(r, where);
+	free(where);
+	return 0;
 }
 
 /* After a backend's change: the list of backends. */
@@ -762,48 +800,61 @@ key_shown(struct req *r, json_object *in, json_object *out, struct error *e)
 	return console_end(&c, 201, e);
 }
 
-#define FIELDS_MAX 8
+#define FIELDS_MAX 10
 
 /* POST CONSOLE_PREFIX "/do/{action}": the operation, the form's fields
- * that make its input (absent or empty: not given), and what follows
- * its success. */
+ * that make its input (absent or empty: not given), what follows its
+ * success, and whether every kind's options (the tables of backend.h)
+ * are fields too, each named as its option. */
 static const struct action {
 	const char		*name;
 	enum op			 op;
 	struct form_field	 fields[FIELDS_MAX];
 	done_fn			 done;
+	int			 kind_options;
 } actions[] = {
 	{ "app-create", OP_APP_CREATE, { { "name", F_TEXT },
 	    { "rate_per_minute", F_INT }, { "daily_quota", F_INT },
-	    { "log_state", F_BOOL }, { "admin", F_BOOL } }, to_application },
+	    { "log_state", F_BOOL }, { "admin", F_BOOL } }, to_application, 0 },
 	{ "app-update", OP_APP_UPDATE, { { "name", F_TEXT },
 	    { "rate_per_minute", F_INT }, { "daily_quota", F_INT },
 	    { "retention_days", F_INT }, { "log_state", F_BOOL } },
-	    to_application },
+	    to_application, 0 },
 	{ "key-issue", OP_KEY_ISSUE, { { "application", F_TEXT },
-	    { "expires", F_TEXT } }, key_shown },
+	    { "expires", F_TEXT } }, key_shown, 0 },
 	{ "key-revoke", OP_KEY_REVOKE, { { "prefix", F_TEXT } },
-	    to_key_application },
+	    to_key_application, 0 },
 	{ "backend-add", OP_BACKEND_ADD, { { "name", F_TEXT },
 	    { "kind", F_TEXT }, { "urls", F_LINES }, { "model", F_TEXT },
-	    { "description", F_TEXT }, { "timeout_ms", F_INT },
-	    { "max_in_flight", F_INT } }, to_backends },
+	    { "auth_env", F_TEXT }, { "description", F_TEXT },
+	    { "release_date", F_TEXT }, { "timeout_ms", F_INT },
+	    { "max_in_flight", F_INT } }, to_backends, 1 },
 	{ "backend-update", OP_BACKEND_UPDATE, { { "name", F_TEXT },
 	    { "enabled", F_BOOL }, { "urls", F_LINES }, { "model", F_TEXT },
-	    { "description", F_TEXT }, { "timeout_ms", F_INT },
-	    { "max_in_flight", F_INT } }, to_backends },
+	    { "auth_env", F_TEXT }, { "description", F_TEXT },
+	    { "release_date", F_TEXT }, { "timeout_ms", F_INT },
+	    { "max_in_flight", F_INT } }, to_backends, 1 },
 	{ "schema-publish", OP_SCHEMA_PUBLISH, { { "id", F_TEXT },
 	    { "backend", F_TEXT }, { "questions", F_JSON },
 	    { "temperature", F_NUM }, { "abstain_threshold", F_NUM } },
-	    to_schemas },
+	    to_schemas, 0 },
 	{ "grant", OP_GRANT, { { "application", F_TEXT },
-	    { "schema", F_TEXT }, { "version", F_INT } }, to_application },
+	    { "schema", F_TEXT }, { "version", F_INT } }, to_application, 0 },
+	{ "ungrant", OP_UNGRANT, { { "application", F_TEXT },
+	    { "schema", F_TEXT }, { "version", F_INT } }, to_schema, 0 },
+	{ "challenger-add", OP_CHALLENGER_ADD, { { "id", F_TEXT },
+	    { "version", F_INT }, { "backend", F_TEXT }, { "share", F_NUM } },
+	    to_schema, 0 },
+	{ "challenger-remove", OP_CHALLENGER_REMOVE, { { "id", F_TEXT },
+	    { "version", F_INT }, { "backend", F_TEXT } }, to_schema, 0 },
+	{ "promote", OP_PROMOTE, { { "id", F_TEXT }, { "version", F_INT },
+	    { "backend", F_TEXT } }, to_schema, 0 },
 	{ "template-publish", OP_TEMPLATE_PUBLISH, { { "id", F_TEXT },
 	    { "body", F_TEXT }, { "variables", F_JSON }, { "escape", F_TEXT } },
-	    to_templates },
+	    to_templates, 0 },
 	{ "calibration-apply", OP_CALIBRATION, { { "id", F_TEXT },
 	    { "version", F_INT }, { "target_accuracy", F_NUM },
-	    { "apply", F_BOOL } }, to_calibration },
+	    { "apply", F_BOOL } }, to_calibration, 0 },
 };
 #define NACTIONS (sizeof(actions) / sizeof(actions[0]))
 
@@ -866,28 +917,52 @@ form_value(const struct form_field *f, const char *v, json_object **out,
 	    f->kind == F_BOOL ? "yes or no" : "a number");
 }
 
+/* Adds form field f to in, if given: 0, or -1 with e set.  buf holds
+ * size bytes. */
+static int
+form_add(struct req *r, const struct form_field *f, json_object *in,
+    char *buf, size_t size, struct error *e)
+{
+	json_object	*v;
+	int		 rc;
+
+	if (field(r, f->name, buf, size) == NULL)
+		return 0;
+	if ((rc = form_value(f, buf, &v, e)) == 1)
+		ju_add(in, f->name, v);
+	return rc == -1 ? -1 : 0;
+}
+
 /* The operation's input from the form: a new reference, or NULL with e
- * set. */
+ * set.  A kind's option is a field of its name: an integer, "none" for
+ * its default, or a JSON object. */
 static json_object *
 form_input(struct req *r, const struct action *a, struct error *e)
 {
-	json_object	*in = ju_obj(), *v;
-	char		*buf = xmalloc(r->body_len + 1);
-	size_t		 i;
-	int		 rc;
+	const struct backend_kind	*k;
+	const struct backend_option	*o;
+	struct form_field		 f;
+	json_object			*in = ju_obj();
+	char				*buf = xmalloc(r->body_len + 1);
+	size_t				 i;
+	int				 rc = 0;
 
-	for (i = 0; i < FIELDS_MAX && a->fields[i].name != NULL; i++) {
-		if (field(r, a->fields[i].name, buf, r->body_len + 1) == NULL)
-			continue;
-		if ((rc = form_value(&a->fields[i], buf, &v, e)) == -1) {
-			json_object_put(in);
-			in = NULL;
-			break;
+	for (i = 0; rc == 0 && i < FIELDS_MAX && a->fields[i].name != NULL;
+	    i++)
+		rc = form_add(r, &a->fields[i], in, buf, r->body_len + 1, e);
+	for (i = 0; rc == 0 && a->kind_options &&
+	    (k = backend_kind_at(i)) != NULL; i++)
+		for (o = k->options; rc == 0 && o != NULL && o->name != NULL;
+		    o++) {
+			f.name = o->name;
+			f.kind = o->type == BOPT_JSON ? F_JSON : F_INT;
+			rc = form_add(r, &f, in, buf, r->body_len + 1, e);
 		}
-		if (rc == 1)
-			ju_add(in, a->fields[i].name, v);
-	}
 	free(buf);
+	if (rc == -1) {
+		json_object_put(in);
+		in = NULL;
+	}
 	return in;
 }
 

@@ -69,6 +69,14 @@ int	console_backends(struct console *c, const char *item,
 	    struct error *e);
 int	console_templates(struct console *c, const char *item,
 	    struct error *e);
+/* A select of the backends' names, "backend", its id id. */
+int	console_backend_select(struct console *c, const char *id,
+	    struct error *e);
+/* handler_console_schema.c: a schema's page (its versions, grants,
+ * challengers and their comparison) and the confirmation of a
+ * promotion. */
+int	console_schema(struct console *c, const char *id, struct error *e);
+int	console_promote(struct console *c, const char *id, struct error *e);
 /* The field an error names ("" none), for a message. */
 const char *console_error_field(const struct error *e);
 /* handler_console_decisions.c */

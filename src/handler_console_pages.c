@@ -24,53 +24,67 @@
 
 /* Overview */
 
-/* Requests per route, as the host counted them. */
+/* One row of the last hour: requests (or calls), 4xx (refused), 5xx
+ * (failed), the mean time. */
 static void
-routes_table(FILE *f, const struct metrics_snapshot *s)
+hour_row(FILE *f, const char *method, const char *name,
+    const struct metrics_minute *mm)
+{
+	html_printf(f, "<tr><td>%s%s%s</td><td class=\"n\">%D</td>"
+	    "<td class=\"n\">%D</td><td class=\"n%s\">%D</td>"
+	    "<td class=\"n\">%f</td></tr>\n", method, method[0] != '\0' ?
+	    " " : "", name, (int64_t)mm->n, (int64_t)mm->client,
+	    mm->server > 0 ? " bad" : "", (int64_t)mm->server, mm->n > 0 ?
+	    (double)mm->us / (double)mm->n / 1000.0 : 0.0);
+}
+
+/* Requests per route and calls per backend in the last hour, as the
+ * host counted them minute by minute. */
+static void
+last_hour(FILE *f, const struct metrics_snapshot *s)
 {
 	const struct metrics_route	*rt;
-	uint64_t			 n, c4, c5, hn;
-	size_t				 r, st;
+	size_t				 i;
 	int				 any = 0;
 
-	fputs("<h2>Requests by route</h2>\n<table><thead><tr><th>route</th>"
-	    "<th>requests</th><th>4xx</th><th>5xx</th><th>mean ms</th></tr>"
-	    "</thead><tbody>\n", f);
-	for (r = 0; r < METRICS_ROUTES; r++) {
-		for (st = n = c4 = c5 = 0; st < METRICS_STATUSES; st++) {
-			n += s->sum.requests[r][st];
-			if (metrics_status[st] >= 500)
-				c5 += s->sum.requests[r][st];
-			else if (metrics_status[st] >= 400)
-				c4 += s->sum.requests[r][st];
-		}
-		if (n == 0)
+	fputs("<h2>Requests by route, last hour</h2>\n<table><thead><tr>"
+	    "<th>route</th><th>requests</th><th>4xx</th><th>5xx</th>"
+	    "<th>mean ms</th></tr></thead><tbody>\n", f);
+	for (i = 0; i < METRICS_ROUTES; i++) {
+		if (s->recent.route[i].n == 0)
 			continue;
-		for (st = hn = 0; st <= METRICS_BUCKETS; st++)
-			hn += s->sum.request_us[r][st];
-		rt = metrics_route_label(r);
-		html_printf(f, "<tr><td>%s %s</td><td class=\"n\">%D</td>"
-		    "<td class=\"n\">%D</td><td class=\"n%s\">%D</td>"
-		    "<td class=\"n\">%f</td></tr>\n", rt->method, rt->pattern,
-		    (int64_t)n, (int64_t)c4, c5 > 0 ? " bad" : "", (int64_t)c5,
-		    hn > 0 ? (double)s->sum.request_us[r][METRICS_HIST_SUM] /
-		    (double)hn / 1000.0 : 0.0);
+		rt = metrics_route_label(i);
+		hour_row(f, rt->method, rt->pattern, &s->recent.route[i]);
 		any = 1;
 	}
 	if (!any)
-		fputs("<tr><td colspan=\"5\">none yet</td></tr>\n", f);
+		fputs("<tr><td colspan=\"5\">none in the last hour</td>"
+		    "</tr>\n", f);
+	fputs("</tbody></table>\n<h2>Backend calls, last hour</h2>\n"
+	    "<table><thead><tr><th>backend</th><th>calls</th><th>refused"
+	    "</th><th>failed</th><th>mean ms</th></tr></thead><tbody>\n", f);
+	for (i = any = 0; i < METRICS_LABELS; i++) {
+		if (s->recent.backend[i].n == 0)
+			continue;
+		hour_row(f, "", i < s->nbackends ? s->backend[i] : "other",
+		    &s->recent.backend[i]);
+		any = 1;
+	}
+	if (!any)
+		fputs("<tr><td colspan=\"5\">none in the last hour</td>"
+		    "</tr>\n", f);
 	fputs("</tbody></table>\n", f);
 }
 
-/* Calls per backend, by how they went. */
+/* Calls per backend since the metrics began, by how they went. */
 static void
 backend_calls(FILE *f, const struct metrics_snapshot *s)
 {
 	uint64_t	n, hn;
 	size_t		i, o;
 
-	fputs("<h2>Backend calls</h2>\n<table><thead><tr><th>backend</th>",
-	    f);
+	fputs("<h2>Backend calls by outcome, since the metrics began</h2>"
+	    "\n<table><thead><tr><th>backend</th>", f);
 	for (o = 0; o < MO__MAX; o++)
 		html_printf(f, "<th>%s</th>", metrics_outcome_names[o]);
 	fputs("<th>mean ms</th></tr></thead><tbody>\n", f);
@@ -170,15 +184,20 @@ file_size(const char *path, const char *suffix)
 	return stat(p, &sb) == 0 ? (int64_t)sb.st_size : -1;
 }
 
-/* The database and what is kept of it. */
+/* The database, its last backup and what is kept of it. */
 static void
-database(FILE *f, const struct settings *s)
+database(struct console *c)
 {
-	int64_t main_size, wal;
+	const struct settings	*s = c->r->settings;
+	struct error		 e = { 0 };
+	int64_t			 main_size, wal, at = 0;
+	FILE			*f = c->f;
 
 	fputs("<h2>Database</h2>\n<table><tbody>\n", f);
 	if (s->db_url[0] != '\0')
-		fputs("<tr><th>engine</th><td>PostgreSQL</td></tr>\n", f);
+		fputs("<tr><th>engine</th><td>PostgreSQL</td></tr>\n"
+		    "<tr><th>last backup</th><td>not kept here: use pg_dump"
+		    "</td></tr>\n", f);
 	else {
 		main_size = file_size(s->db_path, "");
 		wal = file_size(s->db_path, "-wal");
@@ -186,6 +205,16 @@ database(FILE *f, const struct settings *s)
 		    "<tr><th>file</th><td>%s</td></tr>\n<tr><th>size</th>"
 		    "<td>%D bytes (write-ahead log %D)</td></tr>\n", s->db_path,
 		    main_size, wal < 0 ? (int64_t)0 : wal);
+		fputs("<tr><th>last backup</th><td>", f);
+		if (store_audit_last(c->r->store, "backup", NULL, &at, &e) ==
+		    -1)
+			html_printf(f, "unknown: %s", e.message);
+		else if (at == 0)
+			fputs("none (evalgate-admin backup FILE)", f);
+		else
+			console_time(f, at);
+		fputs("</td></tr>\n", f);
+		error_clear(&e);
 	}
 	html_printf(f, "<tr><th>retention</th><td>%D days (0: keep every "
 	    "decision)</td></tr>\n<tr><th>with outcomes</th><td>%D days "
@@ -210,16 +239,16 @@ console_overview(struct console *c, struct error *e)
 	}
 	if (metrics_collect(shm_host(), clock_now_ms(), s) == 0) {
 		html_printf(c->f, "<p class=\"mute\">Counted by this host's "
-		    "%D worker processes since its metrics began (GET /metrics "
+		    "%D worker processes, minute by minute (GET /metrics "
 		    "for Prometheus).</p>\n", (int64_t)s->processes);
-		routes_table(c->f, s);
+		last_hour(c->f, s);
 		backend_calls(c->f, s);
 	} else
 		fputs("<p class=\"mute\">No metrics: the host's shared memory "
 		    "is not mapped.</p>\n", c->f);
 	free(s);
 	if ((rc = backend_states(c, e)) == 0)
-		database(c->f, c->r->settings);
+		database(c);
 	return rc == 0 ? console_end(c, 200, e) : -1;
 }
 
@@ -443,9 +472,8 @@ console_revoke(struct console *c, const char *prefix, struct error *e)
 
 /* Schemas */
 
-/* A select of the backends' names. */
-static int
-backend_select(struct console *c, struct error *e)
+int
+console_backend_select(struct console *c, const char *id, struct error *e)
 {
 	json_object	*in = ju_obj(), *out = NULL, *list;
 	size_t		 i;
@@ -455,8 +483,8 @@ backend_select(struct console *c, struct error *e)
 		return -1;
 	}
 	json_object_put(in);
-	fputs("<label for=\"s-backend\">backend<select id=\"s-backend\" "
-	    "name=\"backend\" required>", c->f);
+	html_printf(c->f, "<label for=\"%s\">backend<select id=\"%s\" "
+	    "name=\"backend\" required>", id, id);
 	json_object_object_get_ex(out, "backends", &list);
 	for (i = 0; i < json_object_array_length(list); i++)
 		html_printf(c->f, "<option>%s</option>", ju_str(
@@ -472,7 +500,10 @@ console_schemas(struct console *c, const char *item, struct error *e)
 	json_object	*in = ju_obj(), *out = NULL, *list, *v;
 	size_t		 i;
 
-	(void)item;
+	if (item != NULL) {
+		json_object_put(in);
+		return console_schema(c, item, e);
+	}
 	if (console_op(c->r, OP_SCHEMA_LIST, in, &out, e) == -1) {
 		json_object_put(in);
 		return -1;
@@ -489,8 +520,9 @@ console_schemas(struct console *c, const char *item, struct error *e)
 	json_object_object_get_ex(out, "schemas", &list);
 	for (i = 0; i < json_object_array_length(list); i++) {
 		v = json_object_array_get_idx(list, i);
-		html_printf(c->f, "<tr><td>%s</td><td class=\"n\">", ju_str(v,
-		    "id"));
+		html_printf(c->f, "<tr><td><a href=\"%s/schemas/%u\">%s</a>"
+		    "</td><td class=\"n\">", c->root, ju_str(v, "id"),
+		    ju_str(v, "id"));
 		console_cell(c->f, v, "version");
 		html_printf(c->f, "</td><td><code>%s</code></td><td>",
 		    ju_str(v, "fingerprint"));
@@ -512,7 +544,7 @@ console_schemas(struct console *c, const char *item, struct error *e)
 	fputs("<label for=\"s-id\">schema<input id=\"s-id\" name=\"id\" "
 	    "required size=\"16\" pattern=\"[a-z0-9][a-z0-9_.\\-]*\">"
 	    "</label>", c->f);
-	if (backend_select(c, e) == -1)
+	if (console_backend_select(c, "s-backend", e) == -1)
 		return -1;
 	fputs("<label for=\"s-temp\">temperature<input id=\"s-temp\" "
 	    "name=\"temperature\" size=\"5\" placeholder=\"1\"></label>"
@@ -534,6 +566,39 @@ console_schemas(struct console *c, const char *item, struct error *e)
 }
 
 /* Backends */
+
+/* The fields of kind k's options (its table, backend.h), each named as
+ * its option, with b's values (NULL: empty, to add one). */
+static void
+kind_options(struct console *c, const struct backend_kind *k,
+    json_object *b)
+{
+	const struct backend_option	*o;
+	json_object			*v;
+	char				 def[32];
+
+	if (k->options == NULL || k->options[0].name == NULL)
+		return;
+	html_printf(c->f, "<fieldset><legend>%s options</legend>", k->name);
+	for (o = k->options; o->name != NULL; o++) {
+		snprintf(def, sizeof(def), o->type == BOPT_LONG ?
+		    "default %ld" : "none", o->def);
+		html_printf(c->f, "<label for=\"b-%s-%s-%s\">%s <small>%s"
+		    "</small><input id=\"b-%s-%s-%s\" name=\"%s\" size=\"%d\""
+		    "%s placeholder=\"%s\" value=\"", k->name, o->name,
+		    ju_str(b, "name"), o->name, o->meaning, k->name, o->name,
+		    ju_str(b, "name"), o->name, o->type == BOPT_LONG ? 7 : 24,
+		    o->type == BOPT_LONG ? " inputmode=\"numeric\"" : "", def);
+		if (b != NULL && json_object_object_get_ex(b, o->name, &v) &&
+		    v != NULL)
+			html_printf(c->f, "%s", o->type == BOPT_LONG ?
+			    json_object_get_string(v) :
+			    json_object_to_json_string_ext(v,
+			    JSON_C_TO_STRING_PLAIN));
+		fputs("\"></label>", c->f);
+	}
+	fputs("</fieldset>", c->f);
+}
 
 /* The form of a backend's fields: empty to add one. */
 static void
@@ -579,8 +644,19 @@ backend_form(struct console *c, json_object *b)
 		for (i = 0; i < json_object_array_length(urls); i++)
 			html_printf(c->f, "%s\n", json_object_get_string(
 			    json_object_array_get_idx(urls, i)));
-	html_printf(c->f, "</textarea></label><button type=\"submit\">%s"
-	    "</button></form>\n", b != NULL ? "Save" : "Add");
+	html_printf(c->f, "</textarea></label><label for=\"b-auth-%s\">"
+	    "key's environment variable<input id=\"b-auth-%s\" "
+	    "name=\"auth_env\" size=\"16\" value=\"%s\"></label><label "
+	    "for=\"b-rel-%s\">release date<input id=\"b-rel-%s\" "
+	    "name=\"release_date\" size=\"10\" placeholder=\"YYYY-MM-DD\" "
+	    "value=\"%s\"></label>", ju_str(b, "name"), ju_str(b, "name"),
+	    ju_str(b, "auth_env"), ju_str(b, "name"), ju_str(b, "name"),
+	    ju_str(b, "release_date"));
+	for (i = 0; (k = backend_kind_at(i)) != NULL; i++)
+		if (b == NULL || strcmp(k->name, ju_str(b, "kind")) == 0)
+			kind_options(c, k, b);
+	html_printf(c->f, "<button type=\"submit\">%s</button></form>\n",
+	    b != NULL ? "Save" : "Add");
 }
 
 int

@@ -11,6 +11,8 @@
 
 _Static_assert(sizeof(struct metrics_cells) <=
     SHM_METRIC_CELLS * sizeof(uint64_t), "metrics cells fit a slot");
+_Static_assert(sizeof(struct metrics_minute_cells) <=
+    SHM_MINUTE_CELLS * sizeof(uint64_t), "a minute's cells fit its entry");
 
 const char *const metrics_outcome_names[MO__MAX] = {
 	[MO_OK] = "ok", [MO_TIMEOUT] = "timeout", [MO_CONNECT] = "connect",
@@ -118,6 +120,33 @@ done(struct shm *locked)
 		shm_unlock(locked);
 }
 
+/* The cells of this minute in the host's ring, or NULL: nothing is
+ * counted there. */
+static struct metrics_minute_cells *
+minute_cells(void)
+{
+	uint64_t	*c;
+
+	if (!enabled || (c = shm_minute_cells(shm_host(),
+	    clock_now_ms() / 60000)) == NULL)
+		return NULL;
+	return (struct metrics_minute_cells *)(void *)c;
+}
+
+/* Counts one in a minute's cell: every process adds to it, so atomic
+ * adds (relaxed: the reader sums under the lock and wants no order). */
+static void
+minute_add(struct metrics_minute *mm, int client, int server, int64_t us)
+{
+	__atomic_fetch_add(&mm->n, 1, __ATOMIC_RELAXED);
+	if (client)
+		__atomic_fetch_add(&mm->client, 1, __ATOMIC_RELAXED);
+	if (server)
+		__atomic_fetch_add(&mm->server, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&mm->us, (uint64_t)(us > 0 ? us : 0),
+	    __ATOMIC_RELAXED);
+}
+
 /* A histogram's cells: the bucket of us, and its sum. */
 static void
 observe(uint64_t *h, int64_t us)
@@ -159,14 +188,18 @@ void
 metrics_request(size_t route, int status, int64_t us)
 {
 	struct metrics_cells	*c;
+	struct metrics_minute_cells *mc;
 	struct shm		*locked;
 	struct shm_metrics	*self;
 	size_t			 s;
 
-	if ((c = cells(&locked)) == NULL)
-		return;
 	if (route >= METRICS_ROUTES)
 		route = METRICS_NO_ROUTE;
+	if ((mc = minute_cells()) != NULL)
+		minute_add(&mc->route[route], status >= 400 && status < 500,
+		    status >= 500, us);
+	if ((c = cells(&locked)) == NULL)
+		return;
 	for (s = 0; s < METRICS_STATUSES - 1 && metrics_status[s] != status;
 	    s++)
 		;
@@ -182,11 +215,16 @@ void
 metrics_backend(const char *backend, enum metrics_outcome o, int64_t us)
 {
 	struct metrics_cells	*c;
+	struct metrics_minute_cells *mc;
 	struct shm		*locked;
 	size_t			 b;
 
 	if ((c = labelled(SHM_NAMES_BACKEND, backend, &b, &locked)) == NULL)
 		return;
+	if ((mc = minute_cells()) != NULL)
+		minute_add(&mc->backend[b], o == MO_HTTP_429 ||
+		    o == MO_HTTP_OTHER, o != MO_OK && o != MO_HTTP_429 &&
+		    o != MO_HTTP_OTHER, us);
 	add(&c->backend[b][o < MO__MAX ? o : MO_ERROR], 1);
 	observe(c->backend_us[b], us);
 	done(locked);
@@ -308,10 +346,11 @@ int
 metrics_collect(struct shm *m, int64_t now_ms, struct metrics_snapshot *s)
 {
 	const char		(*names)[SHM_METRIC_NAME_SIZE];
+	const struct shm_minute	*mn;
 	struct shm_worker	*w;
 	struct shm_metrics	*sm;
 	int64_t			 at;
-	size_t			 i, n;
+	size_t			 i, n, c;
 
 	memset(s, 0, sizeof(*s));
 	if (m == NULL || shm_lock(m) == -1)
@@ -326,6 +365,17 @@ metrics_collect(struct shm *m, int64_t now_ms, struct metrics_snapshot *s)
 			s->workers++;
 	}
 	sum_into((uint64_t *)(void *)&s->sum, shm_metrics_retired(m)->cell);
+	for (i = 0; i < SHM_MINUTES; i++) {
+		mn = shm_minute_at(m, i);
+		at = __atomic_load_n(&mn->minute, __ATOMIC_ACQUIRE);
+		if (at > now_ms / 60000 - SHM_MINUTES &&
+		    at <= now_ms / 60000)
+			for (c = 0; c < sizeof(s->recent) / sizeof(uint64_t);
+			    c++)
+				((uint64_t *)(void *)&s->recent)[c] +=
+				    __atomic_load_n(&mn->cell[c],
+				    __ATOMIC_RELAXED);
+	}
 	s->processes = shm_workers(m);
 	names = shm_metric_names(m, SHM_NAMES_BACKEND, &s->nbackends);
 	for (i = 0; i < s->nbackends; i++) {

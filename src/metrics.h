@@ -84,6 +84,24 @@ struct metrics_cells {
 };
 #define METRICS_HIST_SUM	(METRICS_BUCKETS + 1)	/* index of the sum */
 
+/* The last hour (the console's overview; /metrics shows only the
+ * totals above, Prometheus computing rates itself): per minute, in the
+ * host-wide ring of shm_metrics.h, counted by metrics_request() and
+ * metrics_backend() beside the totals.  A route's requests, those
+ * answered 4xx and 5xx, and their time; a backend's calls, those it
+ * refused (MO_HTTP_429, MO_HTTP_OTHER: in client), those that failed
+ * otherwise (server), and their time. */
+struct metrics_minute {
+	uint64_t n;
+	uint64_t client;	/* 4xx; a backend's refusals */
+	uint64_t server;	/* 5xx; a backend's other failures */
+	uint64_t us;		/* the sum of their times */
+};
+struct metrics_minute_cells {
+	struct metrics_minute route[METRICS_ROUTES];
+	struct metrics_minute backend[METRICS_LABELS];
+};
+
 /* The label values of the fixed lists, in enum order. */
 extern const char *const metrics_outcome_names[MO__MAX];
 extern const char *const metrics_auth_names[MA__MAX];
@@ -132,6 +150,8 @@ void	metrics_unavailable(enum err_unavailable why);
  * have a slot. */
 struct metrics_snapshot {
 	struct metrics_cells	 sum;
+	struct metrics_minute_cells recent;	/* the last hour's minutes,
+						 * this one included */
 	char			 backend[METRICS_LABELS][SHM_METRIC_NAME_SIZE];
 	size_t			 nbackends;	/* names set; "other" apart */
 	char			 schema[METRICS_LABELS][SHM_METRIC_NAME_SIZE];
@@ -139,8 +159,9 @@ struct metrics_snapshot {
 	long			 workers;
 	long			 processes;	/* shm_workers() */
 };
-/* Fills s from m at now_ms: 0, or -1 when there is no mapping or its
- * lock cannot be had. */
+/* Fills s from m at now_ms (recent: the minutes of the last
+ * SHM_MINUTES, that of now_ms the last): 0, or -1 when there is no
+ * mapping or its lock cannot be had. */
 int	metrics_collect(struct shm *m, int64_t now_ms,
 	    struct metrics_snapshot *s);
 

@@ -117,6 +117,7 @@ static const struct op_def {
 	[OP_SCHEMA_SHOW] = { "schema.show", op_schema_show, 0 },
 	[OP_GRANT] = { "grant", op_grant, 1 },
 	[OP_UNGRANT] = { "ungrant", op_ungrant, 1 },
+	[OP_GRANT_LIST] = { "grant.list", op_grant_list, 0 },
 	[OP_TEMPLATE_PUBLISH] = { "template.publish", op_template_publish, 1 },
 	[OP_TEMPLATE_LIST] = { "template.list", op_template_list, 0 },
 	[OP_TEMPLATE_RENDER] = { "template.render", op_template_render, 0 },

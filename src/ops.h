@@ -35,6 +35,7 @@ enum op {
 	OP_SCHEMA_SHOW,
 	OP_GRANT,
 	OP_UNGRANT,
+	OP_GRANT_LIST,		/* {id}: a schema's grants (the web console) */
 	OP_TEMPLATE_PUBLISH,
 	OP_TEMPLATE_LIST,
 	OP_TEMPLATE_RENDER,

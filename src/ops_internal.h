@@ -62,6 +62,8 @@ int	op_grant(struct op_ctx *, json_object *, json_object **,
 	    struct error *);
 int	op_ungrant(struct op_ctx *, json_object *, json_object **,
 	    struct error *);
+int	op_grant_list(struct op_ctx *, json_object *, json_object **,
+	    struct error *);
 /* ops_template.c */
 int	op_template_publish(struct op_ctx *, json_object *, json_object **,
 	    struct error *);

@@ -156,6 +156,42 @@ op_schema_show(struct op_ctx *c, json_object *in, json_object **out,
 	return rc == -1 ? -1 : 0;
 }
 
+/* A grant of op_grant_list()'s, onto the array arg. */
+static void
+grant_row(const char *app, int64_t version, int64_t created_at, void *arg)
+{
+	json_object *o = ju_obj();
+
+	ju_add_str(o, "application", app);
+	ju_add(o, "version", version > 0 ? ju_int(version) : NULL);
+	ju_add_time(o, "created_at", created_at * 1000);
+	ju_push(arg, o);
+}
+
+int
+op_grant_list(struct op_ctx *c, json_object *in, json_object **out,
+    struct error *e)
+{
+	struct schema_version	 v;
+	const char		*slug;
+	json_object		*list;
+
+	if (ju_req_str(in, "id", SLUG_MAX_LEN, &slug, e) == -1 ||
+	    find_version(c, slug, 0, &v, e) == -1)
+		return -1;
+	list = ju_arr();
+	if (store_grant_each(c->st, v.schema_id, grant_row, list, e) == -1) {
+		json_object_put(list);
+		schema_version_clear(&v);
+		return -1;
+	}
+	*out = ju_obj();
+	ju_add_str(*out, "schema", v.slug);
+	ju_add(*out, "grants", list);
+	schema_version_clear(&v);
+	return 0;
+}
+
 /* What grant and ungrant take: application, schema, version?. */
 static int
 grant_args(struct op_ctx *c, json_object *in, struct app *a,

@@ -15,7 +15,8 @@
  *	shm_group.h	the group commit's records (shm_group.c)
  *	shm_admit.h	admission: GCRA state and quota units
  *	shm_counter.h	marks and counters
- *	shm_metrics.h	the metrics' cells and label names
+ *	shm_metrics.h	the metrics' cells, the last hour's ring and
+ *			label names
  *
  * shm_file.h, private to those files, holds the layout.  Deleting the
  * file loses nothing that matters: every process notices
@@ -54,7 +55,7 @@
 
 /* The layout's version: any change to shm_file.h's structs, to a
  * table's size, or to the group commit's record bytes changes it. */
-#define SHM_VERSION	11
+#define SHM_VERSION	12
 /* The group commit's record (the bytes store_sqlite_decision.c writes
  * into a slot's buffer for whichever worker leads to read) as of each
  * version: the size of its fixed part and of one answer.
@@ -67,6 +68,8 @@
  * caught: bump SHM_VERSION and add its pair all the same. */
 #define SHM_RECORD_HEAD_11	176
 #define SHM_RECORD_ANSWER_11	48
+#define SHM_RECORD_HEAD_12	176
+#define SHM_RECORD_ANSWER_12	48
 #define SHM_RECORD_AT_(what, v)	SHM_RECORD_##what##_##v
 #define SHM_RECORD_AT(what, v)	SHM_RECORD_AT_(what, v)
 #define SHM_RECORD_HEAD		SHM_RECORD_AT(HEAD, SHM_VERSION)

@@ -113,6 +113,8 @@ struct shm_file {
 	int64_t			 marks[SHM_MARK__MAX];	/* epoch ms */
 	uint64_t		 counters[SHM_COUNTER__MAX];	/* atomics */
 	struct shm_name_table	 names[SHM_NAMES__MAX];
+	/* The last hour's figures (shm_metrics.h). */
+	struct shm_minute	 minutes[SHM_MINUTES];
 	/* The write-lock queues: robust, process-shared. */
 	pthread_mutex_t		 queues[SHM_QUEUE__MAX];
 	struct shm_admit	 admits[SHM_ADMITS];

@@ -29,6 +29,34 @@ shm_metrics_at(struct shm *m, size_t i)
 	return metrics_of(m, i < m->nslots ? i : m->nslots);
 }
 
+uint64_t *
+shm_minute_cells(struct shm *m, int64_t minute)
+{
+	struct shm_minute	*e;
+	int64_t			 at;
+
+	if (m == NULL || m->f == NULL || minute <= 0)
+		return NULL;
+	e = &m->f->minutes[minute % SHM_MINUTES];
+	if ((at = __atomic_load_n(&e->minute, __ATOMIC_ACQUIRE)) == minute)
+		return e->cell;
+	if (shm_lock(m) == -1)
+		return NULL;
+	/* Another process may have emptied it since. */
+	if (e->minute != minute) {
+		memset(e->cell, 0, sizeof(e->cell));
+		__atomic_store_n(&e->minute, minute, __ATOMIC_RELEASE);
+	}
+	shm_unlock(m);
+	return e->cell;
+}
+
+const struct shm_minute *
+shm_minute_at(struct shm *m, size_t i)
+{
+	return &m->f->minutes[i % SHM_MINUTES];
+}
+
 int
 shm_metric_name(struct shm *m, enum shm_names t, const char *name)
 {

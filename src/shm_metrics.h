@@ -23,6 +23,33 @@ struct shm_metrics {
 	uint64_t cell[SHM_METRIC_CELLS];
 };
 
+/* The last hour, host-wide: a ring of SHM_MINUTES entries, one per
+ * minute of the wall clock (epoch ms / 60000), entry minute %
+ * SHM_MINUTES, each SHM_MINUTE_CELLS counters that every process adds
+ * to with atomic adds (no lock).  An entry that holds another minute
+ * (an hour ago, or an hour ahead after the clock was stepped back) is
+ * emptied, under the lock, by the first process to count in the
+ * minute: its minute is written last (release), so a holder killed
+ * half way leaves it to be emptied again.  The processes of a host
+ * share one clock, so two never take an entry for minutes an hour
+ * apart at once; a process that read the clock just before an entry
+ * was emptied adds one count to the new minute.  metrics.c says what
+ * the cells count. */
+#define SHM_MINUTES		60
+#define SHM_MINUTE_CELLS	512
+
+struct shm_minute {
+	int64_t	 minute;	/* the minute counted; 0 none */
+	uint64_t cell[SHM_MINUTE_CELLS];
+};
+
+/* The cells of minute, to add to atomically: its entry of the ring,
+ * emptied first if it held another minute; NULL when there is no
+ * mapping or the lock cannot be had. */
+uint64_t	*shm_minute_cells(struct shm *m, int64_t minute);
+/* Under the lock: entry i (< SHM_MINUTES) of the ring. */
+const struct shm_minute *shm_minute_at(struct shm *m, size_t i);
+
 /* This process's cells, written without the lock (relaxed
  * atomics); NULL when it has no slot or no mapping.  A slot taken by a
  * new owner first has its figures folded into the retired ones. */

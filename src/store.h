@@ -182,6 +182,12 @@ int	 store_ungrant(struct store *st, int64_t app_id, int64_t schema_id,
 	    int64_t version, struct error *e);	/* 1 removed, 0 none */
 int	 store_grant_allows(struct store *st, int64_t app_id,
 	    int64_t schema_id, int64_t version, struct error *e);
+/* Every grant of the schema, by application name then version: fn(the
+ * application's name, the version (0: every one), when it was granted
+ * in epoch seconds, arg).  0, or -1 with e set. */
+int	 store_grant_each(struct store *st, int64_t schema_id,
+	    void (*fn)(const char *, int64_t, int64_t, void *), void *arg,
+	    struct error *e);
 
 /* Templates (doc/design.md, section 16).
  *
@@ -419,9 +425,10 @@ int	 store_compare_each(struct store *st, int64_t schema_id,
 /* One audit row for a mutation (who, what, on what, details). */
 int	 store_audit(struct store *st, const char *actor, const char *action,
 	    const char *target, json_object *details, struct error *e);
-/* When the latest audit row of action on target was written, in *at_ms
- * (0: none): the console's last logout of a key (handler_console.c).
- * 0, or -1 with e set. */
+/* When the latest audit row of action on target (NULL: on any) was
+ * written, in *at_ms (0: none): the console's last logout of a key
+ * (handler_console.c), the last backup (the console's overview).  0,
+ * or -1 with e set. */
 int	 store_audit_last(struct store *st, const char *action,
 	    const char *target, int64_t *at_ms, struct error *e);
 

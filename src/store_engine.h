@@ -90,6 +90,9 @@
 	X(int, grant_allows, (struct store *st, int64_t app_id, int64_t \
 	    schema_id, int64_t version, struct error *e), (st, app_id, \
 	    schema_id, version, e)) \
+	X(int, grant_each, (struct store *st, int64_t schema_id, void (*fn) \
+	    (const char *, int64_t, int64_t, void *), void *arg, struct error \
+	    *e), (st, schema_id, fn, arg, e)) \
 	X(int, template_publish, (struct store *st, struct template_version \
 	    *v, struct error *e), (st, v, e)) \
 	X(int, template_get, (struct store *st, const char *slug, int64_t \

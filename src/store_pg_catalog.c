@@ -465,6 +465,25 @@ pg_grant_allows(struct store *pg, int64_t app_id, int64_t schema_id,
 	return pg_lookup(pg, PG_GRANT_ALLOWS, &p, e, "grant", read_i64, &one);
 }
 
+int
+pg_grant_each(struct store *pg, int64_t schema_id,
+    void (*fn)(const char *, int64_t, int64_t, void *), void *arg,
+    struct error *e)
+{
+	struct pg_params	 p;
+	PGresult		*r;
+	int			 i;
+
+	pg_params_init(&p);
+	pg_bind_int(&p, 1, schema_id);
+	if ((r = pg_exec(pg, PG_GRANT_LIST, &p, e, "grants")) == NULL)
+		return -1;
+	for (i = 0; i < PQntuples(r); i++)
+		fn(PQgetvalue(r, i, 0), pg_int(r, i, 1), pg_int(r, i, 2), arg);
+	PQclear(r);
+	return 0;
+}
+
 /* Templates and their versions. */
 
 static const struct versioned template_kind = {

@@ -39,7 +39,7 @@ const char *const pg_core_sql[PG_STMT__MAX] = {
 	    "INSERT INTO audit_log (at_ms, actor, action, target, details)"
 	    " VALUES ($1, $2, $3, $4, $5)",
 	[PG_AUDIT_LAST] = "SELECT coalesce(max(at_ms), 0) FROM audit_log"
-	    " WHERE action = $1 AND target = $2",
+	    " WHERE action = $1 AND ($2::text IS NULL OR target = $2)",
 
 	/* Applications and keys (store_pg_app.c). */
 	[PG_APP_INSERT] =
@@ -145,6 +145,10 @@ const char *const pg_core_sql[PG_STMT__MAX] = {
 	[PG_GRANT_ALLOWS] =
 	    "SELECT 1 FROM grants WHERE app_id = $1 AND schema_id = $2"
 	    " AND (version = 0 OR version = $3) LIMIT 1",
+	[PG_GRANT_LIST] =
+	    "SELECT a.name, g.version, g.created_at FROM grants g"
+	    " JOIN applications a ON a.id = g.app_id WHERE g.schema_id = $1"
+	    " ORDER BY a.name, g.version",
 	[PG_TEMPLATE_CREATE] =
 	    "INSERT INTO templates (slug, created_at) VALUES ($1, $2)"
 	    " ON CONFLICT (slug) DO NOTHING",

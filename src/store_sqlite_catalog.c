@@ -487,6 +487,25 @@ sq_grant_allows(struct store *st, int64_t app_id, int64_t schema_id,
 	return sqlite_lookup(st, stmt, e, "grant", read_i64, &one);
 }
 
+int
+sq_grant_each(struct store *st, int64_t schema_id,
+    void (*fn)(const char *, int64_t, int64_t, void *), void *arg,
+    struct error *e)
+{
+	sqlite3_stmt	*stmt = sqlite_stmt(st, STMT_GRANT_LIST, e);
+	int		 rc;
+
+	if (stmt == NULL)
+		return -1;
+	sqlite3_bind_int64(stmt, 1, schema_id);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		fn((const char *)sqlite3_column_text(stmt, 0),
+		    sqlite3_column_int64(stmt, 1),
+		    sqlite3_column_int64(stmt, 2), arg);
+	sqlite3_reset(stmt);
+	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "grants");
+}
+
 /* Templates and their versions. */
 
 static const struct versioned template_kind = {

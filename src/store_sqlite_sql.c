@@ -27,7 +27,7 @@ const char *const store_sql[STMT__MAX] = {
 	    "INSERT INTO audit_log (at_ms, actor, action, target, details)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5)",
 	[STMT_AUDIT_LAST] = "SELECT coalesce(max(at_ms), 0) FROM audit_log"
-	    " WHERE action = ?1 AND target = ?2",
+	    " WHERE action = ?1 AND (?2 IS NULL OR target = ?2)",
 
 	/* Applications, keys, the key memo and failures (store_sqlite_app.c). */
 	[STMT_APP_INSERT] =
@@ -170,6 +170,10 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_GRANT_ALLOWS] =
 	    "SELECT 1 FROM grants WHERE app_id = ?1 AND schema_id = ?2"
 	    " AND (version = 0 OR version = ?3) LIMIT 1",
+	[STMT_GRANT_LIST] =
+	    "SELECT a.name, g.version, g.created_at FROM grants g"
+	    " JOIN applications a ON a.id = g.app_id WHERE g.schema_id = ?1"
+	    " ORDER BY a.name, g.version",
 	[STMT_TEMPLATE_CREATE] =
 	    "INSERT OR IGNORE INTO templates (slug, created_at)"
 	    " VALUES (?1, ?2)",

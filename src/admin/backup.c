@@ -122,6 +122,29 @@ same_file(const char *path, const char *other)
 	    a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* The backup's audit row (action "backup", target the file as named),
+ * which the web console's overview shows as the last backup.  A backup
+ * written is not undone when its row cannot be: the operator is told. */
+static void
+audit_backup(const struct settings *s, const char *file,
+    const struct store_copy *c)
+{
+	struct error	 e = { 0 };
+	struct store	*st;
+	json_object	*d = ju_obj();
+
+	json_object_object_add(d, "decisions",
+	    json_object_new_int64(c->decisions));
+	json_object_object_add(d, "bytes", json_object_new_int64(c->bytes));
+	if ((st = store_open(s, &e)) == NULL ||
+	    store_audit(st, "console", "backup", file, d, &e) == -1)
+		console_error(0, NULL, "backup %s written, but not its audit "
+		    "row (the console's last backup): %s", file, e.message);
+	error_clear(&e);
+	store_close(st);
+	json_object_put(d);
+}
+
 int
 cmd_backup(const struct settings *s, json_object *in)
 {
@@ -183,6 +206,7 @@ cmd_backup(const struct settings *s, json_object *in)
 		return console_error(1, NULL, "%s: %s", file, strerror(rc));
 	}
 	sync_dir_of(file);
+	audit_backup(s, file, &c);
 	printf("backup %s written: %lld decisions, %lld pages, %lld bytes, "
 	    "schema version %d (the cache is not backed up)\n"
 	    "pepper %s written beside it: keys do not work without it; keep "

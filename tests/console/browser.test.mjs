@@ -225,6 +225,26 @@ test("open the calibration page", async () => {
 	await shot("overview");
 });
 
+test("a schema's page: its grant, a challenger added", async () => {
+	await go(page.click("nav a[href$='/backends']"));
+	await page.type("#b-name", "baseline");
+	await page.select("#b-kind", "lexical");
+	await submit("form[action$='/do/backend-add']");
+	await go(page.click("nav a[href$='/schemas']"));
+	await go(page.click("a[href$='/schemas/tickets']"));
+	assert.equal(await h1(), "Schema tickets");
+	assert.match(await page.$eval("main", (m) => m.textContent),
+	    /webshopevery one/, "its grant, to every version");
+	await page.select("#ch-backend", "baseline");
+	await page.type("#ch-share", "1");
+	await submit("form[action$='/do/challenger-add']");
+	assert.equal(await h1(), "Schema tickets");
+	const cells = await page.$$eval("tbody td", (t) =>
+	    t.map((e) => e.textContent));
+	assert.ok(cells.includes("baseline"), "the challenger is listed");
+	await shot("schema");
+});
+
 test("log out", async () => {
 	await submit("header form");
 	assert.equal(await h1(), "Sign in");

@@ -18,9 +18,12 @@ import math
 import os
 import random
 import re
+import time
 import urllib.parse
 
-from gateway import APACHE, ApacheGateway, Gateway, TAP, Upstream
+from fake_openai import skill_truth
+from gateway import (APACHE, ApacheGateway, Gateway, OpenAIUpstream, TAP,
+                     Upstream)
 
 KEY = re.compile(r"svc_[a-z0-9]{8}_[A-Za-z0-9]{32}")
 ROOT = "/admin/console"
@@ -450,6 +453,75 @@ def test_decisions(t, g, b, up):
          404, "an unknown decision is 404")
 
 
+def hour_row(page, title, name):
+    """The figures of name's row in the table under title, or None."""
+    if "<h2>" + title + "</h2>" not in page:
+        return None
+    part = page.split("<h2>" + title + "</h2>", 1)[1].split("</table>")[0]
+    for row in re.findall(r"<tr><td>(.*?)</tr>", part):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", "<td>" + row)
+        if cells and cells[0] == name:
+            return [float(x) for x in cells[1:]]
+    return None
+
+
+def test_overview_hour(t, g, b):
+    page = text(b.get("/"))
+    route = hour_row(page, "Requests by route, last hour",
+                     "POST /v1/systemone")
+    t.ok(route is not None and route[0] >= N_OUTCOMES + N_BARE and
+         route[2] == 0 and route[3] > 0,
+         "the overview: a route's requests of the last hour, its mean "
+         "time", route)
+    up = hour_row(page, "Backend calls, last hour", "up")
+    t.ok(up is not None and up[0] >= N_OUTCOMES + N_BARE and
+         up[2] == 0, "... and a backend's calls", up)
+    now = int(time.time() * 1000)
+    try:
+        set_clock(g, now + 61 * 60000)
+        page = text(b.get("/"))
+        t.ok("<h2>Requests by route, last hour</h2>" in page and
+             hour_row(page, "Requests by route, last hour",
+                      "POST /v1/systemone") is None and
+             hour_row(page, "Backend calls, last hour", "up") is None,
+             "an hour later, out of the last hour", page[:3000])
+        t.ok(hour_row(page, "Backend calls by outcome, since the "
+                      "metrics began", "up") is not None,
+             "... still in the totals")
+    finally:
+        set_clock(g, None)
+
+
+def last_backup(page):
+    m = re.search(r"<tr><th>last backup</th><td>(.*?)</td></tr>", page)
+    return m.group(1) if m else None
+
+
+def test_last_backup(t, g, b):
+    if g.engine == "postgresql":
+        t.eq(last_backup(text(b.get("/"))), "not kept here: use pg_dump",
+             "PostgreSQL: the overview points at pg_dump")
+        return
+    t.eq(last_backup(text(b.get("/"))),
+         "none (evalgate-admin backup FILE)", "no backup yet: says how")
+    path = os.path.join(g.dir, "nightly.db")
+    g.admin("backup", path)
+    rows = g.sql("SELECT actor, target, json_extract(details, '$.bytes')"
+                 " > 0 FROM audit_log WHERE action = 'backup'")
+    t.eq([tuple(x) for x in rows], [("console", path, 1)],
+         "a backup writes its audit row: the file, its size")
+    got = last_backup(text(b.get("/")))
+    t.ok(got is not None and re.fullmatch(
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ", got) is not None and
+        abs(time.mktime(time.strptime(got, "%Y-%m-%d %H:%M:%SZ")) -
+            time.mktime(time.gmtime())) < 120,
+         "the overview shows when it was written", got)
+    r = g.admin("backup", path, check=False)
+    t.ok(r.returncode == 1 and len(g.sql(
+        "SELECT 1 FROM audit_log WHERE action = 'backup'")) == 1,
+         "a backup refused writes none")
+
+
 def backends(g):
     return {x["name"]: x for x in g.admin_request(
         "GET", "/admin/v1/backends", key=g.root).json()["backends"]}
@@ -487,10 +559,58 @@ def test_backends(t, g, b):
     x = backends(g)["second"]
     t.ok(r.status == 303 and x["enabled"] is True and
          x["max_in_flight"] == 4, "enabled again, with a cap", x)
+    test_backend_options(t, g, b, csrf)
     r = b.post("/do/backend-add", {"csrf": csrf, "name": "third",
                                    "kind": "systemone"})
     t.ok(r.status == 422 and "third" not in backends(g),
          "a remote backend without a replica is refused", text(r)[-400:])
+
+
+def test_backend_options(t, g, b, csrf):
+    """An openai backend set up from the console alone: its kind's
+    options are fields of the forms, made from the kind's table."""
+    page = text(b.get("/backends"))
+    t.ok("<legend>openai options</legend>" in page and
+         '<label for="b-openai-max_options-">' in page and
+         'name="extra"' in page and 'name="auth_env"' in page,
+         "the add form: each kind's options, labelled", page[-3000:])
+    r = b.post("/do/backend-add", {
+        "csrf": csrf, "name": "oa", "kind": "openai",
+        "urls": "http://127.0.0.1:9/v1/chat/completions",
+        "model": "gpt-x", "auth_env": "OA_KEY",
+        "release_date": "2026-01-02", "max_options": "3",
+        "extra": json.dumps({"seed": 7, "note": HOSTILE})})
+    x = backends(g).get("oa", {})
+    t.ok(r.status == 303 and x.get("kind") == "openai" and
+         x.get("auth_env") == "OA_KEY" and
+         x.get("release_date") == "2026-01-02" and
+         x.get("max_options") == 3 and x.get("concurrency") is None and
+         x.get("extra") == {"seed": 7, "note": HOSTILE},
+         "an openai backend added with its options", (r.status, x,
+                                                      text(r)[-400:]))
+    page = text(b.get("/backends"))
+    form = page.split('name="name" value="oa"', 1)[-1].split("</form>")[0]
+    t.ok('name="max_options"' in form and 'value="3"' in form and
+         "&quot;seed&quot;: 7" in form.replace("&quot;:7", "&quot;: 7")
+         and "<iframe" not in form and "systemone options" not in form,
+         "its form: its own kind's options with their values, escaped",
+         form)
+    r = b.post("/do/backend-update", {"csrf": csrf, "name": "oa",
+                                      "max_options": "none",
+                                      "concurrency": "2"})
+    x = backends(g)["oa"]
+    t.ok(r.status == 303 and x.get("max_options") is None and
+         x.get("concurrency") == 2 and x.get("extra", {}).get("seed") == 7,
+         "updated: 'none' is the default, the others kept", x)
+    r = b.post("/do/backend-update", {"csrf": csrf, "name": "oa",
+                                      "extra": "{not json"})
+    t.ok(r.status == 422 and "extra" in text(r),
+         "an option's bad JSON is refused, naming it", text(r)[-400:])
+    r = b.post("/do/backend-update", {"csrf": csrf, "name": "second",
+                                      "concurrency": "2"})
+    t.ok(r.status == 422 and "openai" in text(r) and
+         backends(g)["second"].get("concurrency") is None,
+         "another kind's option is refused", text(r)[-400:])
 
 
 def test_templates(t, g, b):
@@ -524,7 +644,7 @@ def test_templates(t, g, b):
 def test_schemas(t, g, b):
     csrf = b.csrf("/schemas")
     page = text(b.get("/schemas"))
-    t.ok("<td>cal</td>" in page and '<option>up</option>' in page and
+    t.ok('">cal</a></td>' in page and '<option>up</option>' in page and
          '<label for="s-q">' in page,
          "schemas: the versions, a publish form with the backends")
     q = {"topic": {"type": "choice", "criteria": {"a": "x", "b": "y"}}}
@@ -590,6 +710,131 @@ def test_calibration(t, g, b):
          "version 2: the same questions, a fitted temperature", v2)
 
 
+DUEL_Q = {"ok": {"type": "noul", "instructions": "is the item fine?"}}
+SKILLS = {"good": {"accuracy": 0.8, "confidence": 0.8, "salt": "g"},
+          "poor": {"accuracy": 0.6, "confidence": 0.95, "salt": "p"}}
+N_DUEL = 60
+
+
+def challengers(g, schema, version):
+    return g.admin_request("GET", "/admin/v1/schemas/%s/challengers"
+                           "?version=%d" % (schema, version),
+                           key=g.root).json().get("challengers")
+
+
+def versions(g, schema):
+    return g.admin_request("GET", "/admin/v1/schemas/%s/versions" % schema,
+                           key=g.root).json().get("schemas", [])
+
+
+def test_schema_page(t, g, b):
+    """A schema's page: its grants with an ungrant each, a version's
+    challengers added and removed, the comparison with them, and a
+    promotion after a confirmation naming the version it publishes."""
+    ups = {n: OpenAIUpstream() for n in SKILLS}
+    try:
+        for n, up in ups.items():
+            up.control(skill=SKILLS[n])
+            g.admin("backend", "add", n, "--kind", "openai", "--url",
+                    up.url, "--model", "m-" + n)
+        g.publish("duel", DUEL_Q, "poor")
+        key = g.new_key("caller")
+        g.admin("grant", "caller", "duel")
+        g.admin("grant", HOSTILE, "duel", "--version", "1")
+        bad = []
+        for i in range(N_DUEL):
+            r = g.post("/v1/systemone", {"state": "item %d" % i,
+                                         "x_schema": {"id": "duel"}},
+                       key=key)
+            if r.status != 200:
+                bad.append(r.status)
+                continue
+            r = g.post("/v1/decisions/%s/outcome" % r.json()[
+                "x_decision_id"], {"answers": {
+                    "ok": skill_truth("item %d" % i, 2) == 0}}, key=key)
+            if r.status != 200:
+                bad.append(r.status)
+        t.eq(bad, [], "%d decisions of duel with outcomes" % N_DUEL)
+        t.ok('href="%s/schemas/duel"' % ROOT in text(b.get("/schemas")),
+             "the list links each schema to its page")
+        page = text(b.get("/schemas/duel"))
+        t.ok("<h1>Schema duel</h1>" in page and
+             'href="%s/applications/caller">caller</a></td><td>every one'
+             % ROOT in page and HOSTILE_ESCAPED + "</a></td><td>1</td>"
+             in page and "<iframe" not in page and
+             page.count('action="%s/do/ungrant"' % ROOT) == 2,
+             "its grants, each with an ungrant, a hostile name escaped",
+             page)
+        t.ok("<h2>Challengers of version 1</h2>" in page and
+             '<label for="ch-share">' in page and
+             "Nothing to compare yet" in page,
+             "no challengers yet, a form to add one")
+        csrf = b.csrf("/schemas/duel")
+        form = {"id": "duel", "version": "1", "backend": "good",
+                "share": "1"}
+        r = b.post("/do/challenger-add", dict(form, csrf="A" * 43))
+        t.error_is(r, 403, "forbidden", "a challenger with a forged token")
+        t.eq(challengers(g, "duel", 1), [], "... is not added")
+        r = b.post("/do/challenger-add", dict(form, csrf=csrf))
+        got = challengers(g, "duel", 1)
+        t.ok(r.status == 303 and r.headers.get("location") ==
+             ROOT + "/schemas/duel?version=1" and len(got) == 1 and
+             got[0]["backend"] == "good" and got[0]["share"] == 1,
+             "a challenger added with its share", (r.status, got))
+        g.admin("replay", "duel", "--backend", "good", "--rate", "1000")
+        page = text(b.get("/schemas/duel?version=1"))
+        t.ok("<h3>good</h3>" in page and "Verdict:" in page and
+             'class="ci ' in page and "Current backend <b>poor</b>" in
+             page and "<td>good</td>" in page,
+             "the comparison: its chart, figures and verdict",
+             page[-3000:])
+        link = "%s/promote/duel?version=1&amp;backend=good" % ROOT
+        t.ok(link in page, "a link to promote the challenger")
+        page = text(b.get("/promote/duel?version=1&backend=good"))
+        t.ok("publishes <b>version 2</b>" in page and
+             "Publish version 2" in page and len(versions(g, "duel")) == 1,
+             "promoting asks first, naming the version it publishes, "
+             "and publishes nothing", page[-1200:])
+        r = b.post("/do/promote", {"id": "duel", "version": "1",
+                                   "backend": "good", "csrf": "x"})
+        t.error_is(r, 403, "forbidden", "a promotion with a forged token")
+        t.eq(len(versions(g, "duel")), 1, "... publishes nothing")
+        r = b.post("/do/promote", {"id": "duel", "version": "1",
+                                   "backend": "good", "csrf": csrf})
+        vs = versions(g, "duel")
+        t.ok(r.status == 303 and r.headers.get("location") ==
+             ROOT + "/schemas/duel?version=2" and len(vs) == 2 and
+             vs[-1].get("backend") == "good",
+             "promoted: version 2, answered by the challenger",
+             (r.status, text(r)[-500:], vs))
+        r = b.post("/do/challenger-remove", {"id": "duel", "version": "1",
+                                             "backend": "good",
+                                             "csrf": csrf})
+        t.ok(r.status == 303 and challengers(g, "duel", 1) == [],
+             "a challenger removed")
+        r = b.post("/do/ungrant", {"application": "caller",
+                                   "schema": "duel", "csrf": "x"})
+        t.error_is(r, 403, "forbidden", "an ungrant with a forged token")
+        r = b.post("/do/ungrant", {"application": "caller",
+                                   "schema": "duel", "csrf": csrf})
+        page = text(b.get("/schemas/duel"))
+        t.ok(r.status == 303 and "applications/caller" not in page and
+             page.count('action="%s/do/ungrant"' % ROOT) == 1,
+             "ungranted: the grant is gone from the page")
+        t.eq(g.post("/v1/systemone", {"state": "x", "x_schema": {
+            "id": "duel"}}, key=key).status, 403,
+             "... and the application may no longer evaluate it")
+        rows = g.sql("SELECT action FROM audit_log WHERE actor = 'root'"
+                     " AND action IN ('ungrant', 'schema.challenger.add',"
+                     " 'schema.challenger.remove') ORDER BY id")
+        t.eq([x[0] for x in rows], ["schema.challenger.add",
+                                    "schema.challenger.remove", "ungrant"],
+             "each change with its audit row")
+    finally:
+        for up in ups.values():
+            up.stop()
+
+
 def test_apache(t):
     """The same console under Apache with mod_fcgid (the shipped
     configuration): hidden on the public listener, a session, a change,
@@ -649,7 +894,9 @@ def main():
                    test_hostile], g, b)
             t.run([test_backends, test_templates, test_schemas], g, b)
             t.run([test_decisions], g, b, up)
-            t.run([test_calibration, test_logout], g, b)
+            t.run([test_overview_hour, test_last_backup], g, b)
+            t.run([test_calibration, test_schema_page, test_logout], g,
+                  b)
         t.run([test_revoked, test_expiry], g)
         t.stop_clean(g)
     finally:

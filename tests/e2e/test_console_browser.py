@@ -8,8 +8,9 @@ Chromium through the console: log in, add a backend, create an application,
 issue a key (and copy it), publish a schema from pasted JSON and grant
 it, evaluate with the SDK, find the decision in the list and open it,
 record an outcome through the API and see it, open the calibration
-page, log out.  Every step saves a screenshot under
-tests/e2e/artifacts/console/ in the build tree, and the run fails on any
+page, add a challenger on a schema's page, log out.  Every step saves a
+screenshot under tests/e2e/artifacts/console/ in the build tree, and
+the run fails on any
 console error, uncaught exception, failed request or 4xx/5xx a page
 saw.  No Chromium or no npm registry is a failure, not a skip: run
 tools/deps.sh --test."""
@@ -86,7 +87,7 @@ def run(t, g, admin_key, chromium):
     for name in ("login", "overview", "backends", "application", "key",
                  "schemas",
                  "decisions", "decision", "decision-outcome",
-                 "calibration", "logged-out"):
+                 "calibration", "schema", "logged-out"):
         path = os.path.join(SHOTS, name + ".png")
         with open(path, "rb") if os.path.exists(path) else \
                 open(os.devnull, "rb") as f:

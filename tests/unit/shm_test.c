@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "metrics.h"
 #include "shm.h"
 #include "shm_admit.h"
 #include "shm_budget.h"
@@ -214,6 +215,70 @@ test_metrics(void)
 	    "keeps the old");
 	ok(shm_metric_name(NULL, SHM_NAMES_BACKEND, "x") == -1 &&
 	    shm_metrics_self(NULL) == NULL, "no mapping: no cells");
+	shm_detach(m);
+	unlink(path);
+}
+
+/* The last hour's ring: a minute's entry is emptied when a later
+ * minute takes it, never counted in by an earlier one; the sum of the
+ * last hour holds the minutes of the last SHM_MINUTES only, beside the
+ * totals, which it leaves as they were. */
+static void
+test_minutes(void)
+{
+	struct error		 e = { 0 };
+	struct metrics_snapshot	*s = calloc(1, sizeof(*s));
+	struct shm		*m;
+	uint64_t		*c, *c2;
+	int64_t			 now;
+
+	unlink(path);
+	m = shm_attach(path, 4, 0600, &e);
+	c = shm_minute_cells(m, 1000);
+	ok(c != NULL && c[0] == 0, "minutes: an entry for minute 1000");
+	if (c == NULL || s == NULL)
+		goto out;
+	c[0] += 5;
+	ok(shm_minute_cells(m, 1000) == c && c[0] == 5,
+	    "the same minute: the same cells, as counted");
+	c2 = shm_minute_cells(m, 1000 + SHM_MINUTES);
+	ok(c2 == c && c[0] == 0, "an hour later: the entry, emptied");
+	c[1] += 2;
+	ok(shm_minute_cells(m, 1000) == c && c[1] == 0,
+	    "an hour earlier (the clock stepped back): emptied again");
+	ok(shm_minute_cells(NULL, 1000) == NULL && shm_minute_cells(m, 0) ==
+	    NULL, "no mapping, no minute: no cells");
+
+	shm_set_host(m);
+	/* Counted and summed in the same minute. */
+	if ((now = clock_now_ms()) % 60000 > 55000)
+		usleep((useconds_t)(60000 - now % 60000 + 100) * 1000);
+	now = clock_now_ms();
+	metrics_request(3, 200, 1000);
+	metrics_request(3, 404, 3000);
+	metrics_request(3, 503, 2000);
+	metrics_backend("bk", MO_OK, 500);
+	metrics_backend("bk", MO_HTTP_429, 500);
+	metrics_backend("bk", MO_TIMEOUT, 500);
+	ok(metrics_collect(m, now, s) == 0 && s->recent.route[3].n == 3 &&
+	    s->recent.route[3].client == 1 && s->recent.route[3].server == 1 &&
+	    s->recent.route[3].us == 6000,
+	    "the last hour: a route's requests, 4xx, 5xx, their time");
+	ok(s->nbackends == 1 && s->recent.backend[0].n == 3 &&
+	    s->recent.backend[0].client == 1 &&
+	    s->recent.backend[0].server == 1,
+	    "a backend's calls, refused, failed");
+	ok(metrics_collect(m, now + 59 * 60000, s) == 0 &&
+	    s->recent.route[3].n == 3, "59 minutes on: still counted");
+	ok(metrics_collect(m, now + SHM_MINUTES * 60000, s) == 0 &&
+	    s->recent.route[3].n == 0 && s->recent.backend[0].n == 0 &&
+	    s->sum.requests[3][0] == 1 && s->sum.backend[0][MO_OK] == 1,
+	    "an hour on: out of the last hour, still in the totals");
+	ok(metrics_collect(m, now - 60000, s) == 0 &&
+	    s->recent.route[3].n == 0, "a minute not yet come: not counted");
+	shm_set_host(NULL);
+out:
+	free(s);
 	shm_detach(m);
 	unlink(path);
 }
@@ -971,6 +1036,7 @@ main(void)
 	shm_detach(m);
 	unlink(path);
 	test_metrics();
+	test_minutes();
 	test_group();
 	test_await();
 	test_spread();
