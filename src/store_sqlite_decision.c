@@ -148,18 +148,6 @@ bind_text(sqlite3_stmt *stmt, int i, const char *p, size_t len,
 	return 0;
 }
 
-/* Whether decision id is in the database: 1, 0, or -1 with e set. */
-static int
-decision_exists(struct store *st, const char *id, struct error *e)
-{
-	sqlite3_stmt *stmt = sqlite_stmt(st, STMT_DECISION_EXISTS, e);
-
-	if (stmt == NULL)
-		return -1;
-	sqlite3_bind_text(stmt, 1, id, -1, SQLITE_STATIC);
-	return sqlite_lookup(st, stmt, e, "decision", NULL, NULL);
-}
-
 static int
 damaged(struct error *e)
 {
@@ -190,18 +178,20 @@ insert_answer(struct store *st, const struct rec *r, uint32_t pos,
 }
 
 /* Writes record p (len bytes) in the open transaction: the decision, its
- * answers and its charge to the day's units: 0.  With written, a leader
- * that died may have committed it: then nothing is written, 1.  -1 with
- * e set. */
+ * answers and its charge to the day's units: 0.  A decision already
+ * there is not written again, nor charged: 1.  It is there when a leader
+ * that died had committed it, or when another leader wrote a copy of the
+ * record (a shared-memory file replaced by a copy of itself carries the
+ * records it held), so the record is written at most once whoever
+ * holds it.  -1 with e set. */
 static int
-write_record(struct store *st, const void *data, size_t len, int written,
+write_record(struct store *st, const void *data, size_t len,
     struct error *e)
 {
 	const char	*p = data;
 	struct rec	 r;
 	sqlite3_stmt	*stmt;
 	uint32_t	 i;
-	int		 rc;
 
 	if (len < sizeof(r))
 		return damaged(e);
@@ -210,8 +200,6 @@ write_record(struct store *st, const void *data, size_t len, int written,
 	    r.id[UUID7_LEN] != '\0' ||
 	    r.quota_day[sizeof(r.quota_day) - 1] != '\0')
 		return damaged(e);
-	if (written && (rc = decision_exists(st, r.id, e)) != 0)
-		return rc;
 	if ((stmt = sqlite_stmt(st, STMT_DECISION_INSERT, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, r.id, -1, SQLITE_STATIC);
@@ -233,6 +221,8 @@ write_record(struct store *st, const void *data, size_t len, int written,
 		return damaged(e);
 	if (sqlite_exec_stmt(st, stmt, e, "insert decision") == -1)
 		return -1;
+	if (sqlite3_changes(st->db) == 0)
+		return 1;
 	for (i = 0; i < r.nanswers; i++)
 		if (insert_answer(st, &r, i, p, len, e) == -1)
 			return -1;
@@ -241,11 +231,11 @@ write_record(struct store *st, const void *data, size_t len, int written,
 
 /* Our record in a transaction of its own. */
 static int
-write_alone(struct store *st, int written, struct error *e)
+write_alone(struct store *st, struct error *e)
 {
 	if (sq_begin(st, e) == -1)
 		return -1;
-	if (write_record(st, st->rec.p, st->rec.len, written, e) < 0 ||
+	if (write_record(st, st->rec.p, st->rec.len, e) < 0 ||
 	    sq_commit(st, e) == -1) {
 		sq_rollback(st);
 		return -1;
@@ -307,8 +297,7 @@ lead(struct store *st, struct shm *m, int written, struct error *e)
 		refuse_waiting(m, e);
 		return -1;
 	}
-	if ((found = write_record(st, st->rec.p, st->rec.len, written,
-	    e)) < 0) {
+	if ((found = write_record(st, st->rec.p, st->rec.len, e)) < 0) {
 		sq_rollback(st);
 		shm_group_leave(m);
 		return -1;
@@ -323,7 +312,7 @@ lead(struct store *st, struct shm *m, int written, struct error *e)
 		    (h = shm_group_take(m, &data, &len, &w)) >= 0) {
 			taken[n++] = h;
 			orphans += w;
-			if ((rc = write_record(st, data, len, w, &fe)) >= 0)
+			if ((rc = write_record(st, data, len, &fe)) >= 0)
 				found += rc;
 		}
 	while (n < SHM_GROUP_MAX && fe.code == ERR_NONE &&
@@ -348,7 +337,7 @@ lead(struct store *st, struct shm *m, int written, struct error *e)
 	shm_group_leave(m);
 	for (i = 0; i < n; i++)
 		shm_group_finish(m, taken[i], SHM_GROUP_ALONE, NULL);
-	return write_alone(st, written, e);
+	return write_alone(st, e);
 }
 
 /* Writes the record encoded in st->rec: alone, or in a group. */
@@ -364,7 +353,7 @@ write_decision(struct store *st, struct error *e)
 	sq_read_end(st);
 	if ((slot = shm_group_buffer(m, &size)) == NULL ||
 	    st->rec.len > size)
-		return write_alone(st, 0, e);
+		return write_alone(st, e);
 	memcpy(slot, st->rec.p, st->rec.len);
 	switch (shm_group_submit(m, st->rec.len, STORE_QUEUE_WAIT_MS,
 	    &written, e)) {
@@ -375,7 +364,7 @@ write_decision(struct store *st, struct error *e)
 	case SHM_GROUP_LEAD:
 		return lead(st, m, written, e);
 	default:
-		return write_alone(st, written, e);
+		return write_alone(st, e);
 	}
 }
 

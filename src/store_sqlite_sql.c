@@ -202,12 +202,11 @@ const char *const store_sql[STMT__MAX] = {
 	    " schema_id, schema_version, template_id, template_version, state,"
 	    " input_tokens, output_tokens, latency_gateway_ms,"
 	    " latency_backend_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
-	    " ?10, ?11, ?12, ?13, ?14)",
+	    " ?10, ?11, ?12, ?13, ?14) ON CONFLICT (id) DO NOTHING",
 	[STMT_ANSWER_INSERT] =
 	    "INSERT INTO decision_answers (decision_id, question, position,"
 	    " type, distribution, answer, label_mass)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-	[STMT_DECISION_EXISTS] = "SELECT 1 FROM decisions WHERE id = ?1",
 	[STMT_DECISION_GET] =
 	    "SELECT d.id, d.app_id, d.created_at_ms, d.model, d.backend,"
 	    " s.slug, d.schema_version, v.questions, t.slug,"
