@@ -23,6 +23,25 @@ count(const PGresult *r, int c)
 	return pg_is_null(r, 0, c) ? -1 : pg_int(r, 0, c);
 }
 
+/* Binds report statement id to its version, since and question, and
+ * streams its rows to each(r, arg, e).  0, or -1 with e set (what names
+ * the read). */
+static int
+walk(struct store *pg, enum pg_stmt id, int64_t schema_id, int64_t version,
+    const char *question, int64_t since_ms,
+    int (*each)(const PGresult *, void *, struct error *), void *arg,
+    struct error *e, const char *what)
+{
+	struct pg_params	 p;
+
+	pg_params_init(&p);
+	pg_bind_int(&p, 1, schema_id);
+	pg_bind_int(&p, 2, version);
+	pg_bind_int(&p, 3, since_ms);
+	pg_bind_text(&p, 4, question);
+	return pg_stream(pg, id, &p, each, arg, e, what);
+}
+
 /* Calibration (doc/design.md, section 15): in decision id order. */
 
 struct calibration_walk {
@@ -53,15 +72,9 @@ pg_calibration_each(struct store *pg, int64_t schema_id, int64_t version,
     void *arg, struct error *e)
 {
 	struct calibration_walk	 w = { fn, arg };
-	struct pg_params	 p;
 
-	pg_params_init(&p);
-	pg_bind_int(&p, 1, schema_id);
-	pg_bind_int(&p, 2, version);
-	pg_bind_int(&p, 3, since_ms);
-	pg_bind_text(&p, 4, question);
-	return pg_stream(pg, PG_CALIBRATION_ROWS, &p, calibration_row, &w, e,
-	    "calibration rows");
+	return walk(pg, PG_CALIBRATION_ROWS, schema_id, version, question,
+	    since_ms, calibration_row, &w, e, "calibration rows");
 }
 
 /* The comparison (doc/design.md, section 15.1). */
@@ -100,13 +113,7 @@ pg_compare_each(struct store *pg, int64_t schema_id, int64_t version,
     void *arg, struct error *e)
 {
 	struct compare_walk	 w = { fn, arg };
-	struct pg_params	 p;
 
-	pg_params_init(&p);
-	pg_bind_int(&p, 1, schema_id);
-	pg_bind_int(&p, 2, version);
-	pg_bind_int(&p, 3, since_ms);
-	pg_bind_text(&p, 4, question);
-	return pg_stream(pg, PG_COMPARE_ROWS, &p, compare_row, &w, e,
-	    "comparison rows");
+	return walk(pg, PG_COMPARE_ROWS, schema_id, version, question,
+	    since_ms, compare_row, &w, e, "comparison rows");
 }
