@@ -16,6 +16,7 @@
 #include "admission.h"
 #include "answer.h"
 #include "backend.h"
+#include "buf.h"
 #include "challenger.h"
 #include "clock.h"
 #include "handlers.h"
@@ -41,6 +42,7 @@ struct eval {
 	struct backend_answer	 ba;		/* owned parts */
 	json_object		*answers;	/* owned: name -> answer */
 	json_object		*dists;		/* owned: name -> distribution */
+	int			 abstained;	/* some answer abstained */
 	int64_t			 backend_ms;
 	int			 asked;		/* the backend was called */
 	struct charge		 charge;	/* owed until recorded */
@@ -277,14 +279,19 @@ ask_backend(struct req *r, struct eval *ev, struct error *e)
 	return rc;
 }
 
+/* Each answer and stored distribution written as text once (answer.h),
+ * kept as a value that is that text: stored with the decision, then
+ * answered. */
 static int
 build_answers(struct eval *ev, struct error *e)
 {
-	json_object	*answer;
+	struct buf	 b;
 	size_t		 i = 0, n;
+	int		 a, rc = 0;
 
 	ev->answers = ju_obj();
 	ev->dists = ju_obj();
+	buf_init(&b, ANSWER_TEXT_MAX);
 	json_object_object_foreach(ev->questions, name, q) {
 		n = question_arity(q);
 		if (i >= ev->ba.nquestions ||
@@ -294,21 +301,30 @@ build_answers(struct eval *ev, struct error *e)
 			    "'%s'", ev->backend.name, name);
 			e->retry_after_ms = 1000;
 			e->unavailable = EU_UNFIT;
-			return -1;
+			rc = -1;
+			break;
 		}
-		answer = answer_build(q, ev->ba.dist[i], n,
-		    ev->sv.temperature, ev->sv.abstain_threshold);
-		if (answer == NULL)
-			return error_set(e, ERR_INTERNAL, NULL,
+		buf_reset(&b);
+		if ((a = answer_write(&b, q, ev->ba.dist[i], n,
+		    ev->sv.temperature, ev->sv.abstain_threshold)) == -1) {
+			rc = error_set(e, ERR_INTERNAL, NULL,
 			    "cannot build the answer to '%s'", name);
-		/* Written twice: stored with the decision, then answered. */
-		ju_freeze(answer);
-		ju_add(ev->answers, name, answer);
-		ju_add(ev->dists, name,
-		    answer_distribution_json(q, ev->ba.dist[i], n));
+			break;
+		}
+		ev->abstained |= a;
+		ju_add(ev->answers, name, ju_text(b.p, b.len));
+		buf_reset(&b);
+		if (answer_distribution_write(&b, q, ev->ba.dist[i], n) ==
+		    -1) {
+			rc = error_set(e, ERR_INTERNAL, NULL,
+			    "cannot build the answer to '%s'", name);
+			break;
+		}
+		ju_add(ev->dists, name, ju_text(b.p, b.len));
 		i++;
 	}
-	return 0;
+	buf_free(&b);
+	return rc;
 }
 
 static int
@@ -367,21 +383,6 @@ respond(struct req *r, struct eval *ev, int64_t gateway_ms)
 	ju_add(body, "x_latency_ms", o);
 	http_json(r, 200, body);
 	json_object_put(body);
-}
-
-/* Whether any answer of answers abstained. */
-static int
-abstained(json_object *answers)
-{
-	json_object	*x;
-
-	json_object_object_foreach(answers, name, a) {
-		(void)name;
-		if (json_object_object_get_ex(a, "x_abstain", &x) &&
-		    json_object_get_boolean(x))
-			return 1;
-	}
-	return 0;
 }
 
 /* An admitted call that ends in e without a decision: a 503 is given
@@ -449,7 +450,7 @@ handle_systemone(struct req *r, struct error *e)
 		unanswered(r, &ev, e, 0);
 		goto out;
 	}
-	metrics_decision(ev.sv.slug, abstained(ev.answers));
+	metrics_decision(ev.sv.slug, ev.abstained);
 	memcpy(r->note.decision, ev.id, sizeof(r->note.decision));
 	respond(r, &ev, gateway_ms);
 	/* Asked once the answer has gone (main.c), if the version has

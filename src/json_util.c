@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "json_util.h"
 #include "utf8.h"
@@ -733,11 +734,13 @@ num_printf(double d, char *buf, int from)
 	num_format(buf, d < 0, dig, x, 17);
 }
 
-json_object *
-ju_num(double d)
-{
-	char	 buf[NUM_MAX];
+_Static_assert(NUM_MAX == JU_NUM_MAX, "ju_num_text()'s buffer");
 
+/* d as ju_num() writes it, into buf; the value that text stands for (0
+ * for what is not finite, and for -0). */
+static double
+num_text(double d, char *buf)
+{
 	if (!isfinite(d))
 		d = 0;
 	if (d == 0) {
@@ -747,7 +750,23 @@ ju_num(double d)
 		num_printf(d, buf, fabs(d) >= 1e-8 && fabs(d) < 1e15 ? 16 :
 		    15);
 	if (strspn(buf, "-0123456789") == strlen(buf))
-		strncat(buf, ".0", sizeof(buf) - strlen(buf) - 1);
+		strncat(buf, ".0", NUM_MAX - strlen(buf) - 1);
+	return d;
+}
+
+size_t
+ju_num_text(double d, char *buf)
+{
+	num_text(d, buf);
+	return strlen(buf);
+}
+
+json_object *
+ju_num(double d)
+{
+	char	 buf[NUM_MAX];
+
+	d = num_text(d, buf);
 	return ju_must(json_object_new_double_s(d, buf));
 }
 
@@ -806,6 +825,60 @@ ju_freeze(json_object *o)
 	memcpy(copy, text, len + 1);
 	json_object_set_serializer(o, frozen_text, copy,
 	    json_object_free_userdata);
+}
+
+json_object *
+ju_text(const char *text, size_t len)
+{
+	json_object	*o = ju_must(json_object_new_boolean(0));
+	char		*copy = xmalloc(len + 1);
+
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	json_object_set_serializer(o, frozen_text, copy,
+	    json_object_free_userdata);
+	return o;
+}
+
+/* What json-c writes for each byte of a string under JU_WIRE: NULL for
+ * the byte itself, else its escape. */
+static const char *const escapes[0x20] = {
+	"\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005",
+	"\\u0006", "\\u0007", "\\b", "\\t", "\\n", "\\u000b", "\\f", "\\r",
+	"\\u000e", "\\u000f", "\\u0010", "\\u0011", "\\u0012", "\\u0013",
+	"\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019",
+	"\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
+};
+
+int
+ju_write_str(struct buf *b, const char *s, size_t len)
+{
+	const char	*esc;
+	size_t		 i, from = 0;
+	unsigned char	 c;
+	int		 rc = buf_add(b, "\"", 1);
+
+	for (i = 0; i < len && rc == BUF_OK; i++) {
+		c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : escapes[c];
+		if ((rc = buf_add(b, s + from, i - from)) == BUF_OK)
+			rc = buf_adds(b, esc);
+		from = i + 1;
+	}
+	if (rc == BUF_OK && (rc = buf_add(b, s + from, len - from)) ==
+	    BUF_OK)
+		rc = buf_add(b, "\"", 1);
+	return rc == BUF_OK ? 0 : -1;
+}
+
+int
+ju_write_num(struct buf *b, double d)
+{
+	char	 buf[NUM_MAX];
+
+	return buf_add(b, buf, ju_num_text(d, buf)) == BUF_OK ? 0 : -1;
 }
 
 json_object *

@@ -99,4 +99,20 @@ json_object	*ju_ref(const char *id, int64_t version);
  * with JU_WIRE.  Without memory for the copy, o stays as it was. */
 void		 ju_freeze(json_object *o);
 
+/* Writing JSON text straight, for a value built once and only written
+ * (an answer): the same bytes as json-c under JU_WIRE, without its
+ * objects.  Each appends to b: 0, or -1 when b is full or memory ran
+ * out. */
+struct buf;
+#define JU_NUM_MAX 40	/* bytes of ju_num_text()'s buffer */
+/* ju_num()'s text for d into buf (JU_NUM_MAX bytes); its length. */
+size_t		 ju_num_text(double d, char *buf);
+int		 ju_write_num(struct buf *b, double d);
+/* A string of len bytes (NUL bytes too), quoted and escaped. */
+int		 ju_write_str(struct buf *b, const char *s, size_t len);
+/* A new value the caller puts, written as the JSON text of len bytes
+ * (copied) wherever it is serialised, with JU_WIRE: what ju_freeze()
+ * makes, from text made without json-c.  Read as a value, it is false. */
+json_object	*ju_text(const char *text, size_t len);
+
 #endif

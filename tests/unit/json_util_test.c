@@ -2,7 +2,7 @@
  * sent, and the place it names; ju_parse_body() refusing it; and the
  * getters reading members by path ("x_schema.id"), refusals naming the
  * whole path as the field; ju_freeze(); ju_num()'s text against
- * printf's. */
+ * printf's; ju_write_str() and ju_text() against json-c's own text. */
 #include "config.h"
 
 #include <math.h>
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "json_util.h"
 #include "xalloc.h"
 #include "tap.h"
@@ -144,6 +145,56 @@ test_paths(void)
 	ok(ju_opt_obj(o, "s", &v, &e) == -1 &&
 	    refused(&e, "s", "must be an object"), "ju_opt_obj: a string");
 	json_object_put(o);
+}
+
+/* ju_write_str(): the bytes json-c writes for the same string with
+ * JU_WIRE, each byte alone (NUL too) and all of them in one string;
+ * ju_write_num() as ju_num(); ju_text() written as its text, alone and
+ * inside a parent. */
+static void
+test_write(void)
+{
+	struct buf	 b;
+	json_object	*s, *parent, *t;
+	char		 all[256];
+	int		 c, same = 1;
+
+	buf_init(&b, 1 << 16);
+	for (c = 0; c < 256; c++) {
+		all[c] = (char)c;
+		buf_reset(&b);
+		s = json_object_new_string_len(all + c, 1);
+		if (ju_write_str(&b, all + c, 1) == -1 || strcmp(b.p,
+		    json_object_to_json_string_ext(s, JU_WIRE)) != 0) {
+			printf("# byte 0x%02x: %s\n", c, b.p ? b.p : "(none)");
+			same = 0;
+		}
+		json_object_put(s);
+	}
+	ok(same, "ju_write_str: each byte as json-c writes it");
+	buf_reset(&b);
+	s = json_object_new_string_len(all, (int)sizeof(all));
+	ok(ju_write_str(&b, all, sizeof(all)) == 0 && b.len == strlen(
+	    json_object_to_json_string_ext(s, JU_WIRE)) && memcmp(b.p,
+	    json_object_to_json_string_ext(s, JU_WIRE), b.len) == 0,
+	    "  and all 256 in one string");
+	json_object_put(s);
+	buf_reset(&b);
+	s = ju_num(0.1 + 0.2);
+	ok(ju_write_num(&b, 0.1 + 0.2) == 0 && strcmp(b.p,
+	    json_object_to_json_string_ext(s, JU_WIRE)) == 0,
+	    "ju_write_num as ju_num: %s", b.p);
+	json_object_put(s);
+	buf_free(&b);
+
+	t = ju_text("{\"a\":[1,\"/\"]}", 13);
+	parent = ju_obj();
+	ju_add(parent, "k", t);
+	is_str(json_object_to_json_string_ext(t, JU_WIRE), "{\"a\":[1,\"/\"]}",
+	    "ju_text: its text alone");
+	is_str(json_object_to_json_string_ext(parent, JU_WIRE),
+	    "{\"k\":{\"a\":[1,\"/\"]}}", "  and inside a parent");
+	json_object_put(parent);
 }
 
 /* ju_freeze(): the same text alone and inside a parent, written from the
@@ -332,6 +383,7 @@ main(void)
 	}
 	test_paths();
 	test_freeze();
+	test_write();
 	test_num();
 	return tap_done();
 }
