@@ -6,7 +6,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +199,22 @@ choice_distribution(struct buf *b, json_object *c, const double *p,
 
 /* score */
 
+/* "i": as a key, the level's index in decimal. */
+static int
+index_key(struct buf *b, size_t i)
+{
+	char	 d[24], *p = d + sizeof(d);
+
+	*--p = '\0';
+	*--p = ':';
+	*--p = '"';
+	do
+		*--p = (char)('0' + i % 10);
+	while ((i /= 10) > 0);
+	*--p = '"';
+	return lit(b, p);
+}
+
 /* The level's label as json-c writes a member's value. */
 static int
 label(struct buf *b, json_object *l)
@@ -214,7 +229,6 @@ static int
 score_answer(struct buf *b, json_object *c, const double *q, size_t n,
     double threshold)
 {
-	char		 idx[24];
 	double		 score = 0;
 	size_t		 i, best;
 	int		 rc;
@@ -225,16 +239,14 @@ score_answer(struct buf *b, json_object *c, const double *q, size_t n,
 	rc = lit(b, ",\"score\":") == -1 || ju_write_num(b, score) == -1 ||
 	    lit(b, ",\"legend\":{") == -1 ? -1 : 0;
 	for (i = 0; rc == 0 && i < n; i++) {
-		snprintf(idx, sizeof(idx), "%zu", i);
-		if ((i > 0 && lit(b, ",") == -1) || key(b, idx) == -1 ||
+		if ((i > 0 && lit(b, ",") == -1) || index_key(b, i) == -1 ||
 		    label(b, json_object_array_get_idx(c, i)) == -1)
 			rc = -1;
 	}
 	if (rc == -1 || lit(b, "},\"probabilities\":{") == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
-		snprintf(idx, sizeof(idx), "%zu", i);
-		if ((i > 0 && lit(b, ",") == -1) || key(b, idx) == -1 ||
+		if ((i > 0 && lit(b, ",") == -1) || index_key(b, i) == -1 ||
 		    ju_write_num(b, q[i]) == -1)
 			return -1;
 	}

@@ -238,6 +238,10 @@ ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 	return why;
 }
 
+/* The tokener of every body the process parses, reset after each: its
+ * levels (JU_MAX_DEPTH of them) are allocated and cleared once. */
+static json_tokener	*body_tok;
+
 json_object *
 ju_parse_body(const char *body, size_t len, struct error *e)
 {
@@ -265,10 +269,12 @@ ju_parse_body(const char *body, size_t len, struct error *e)
 		error_set(e, ERR_VALIDATION, "body", "is not valid UTF-8");
 		return NULL;
 	}
-	if ((tok = json_tokener_new_ex(JU_MAX_DEPTH)) == NULL) {
+	if (body_tok == NULL &&
+	    (body_tok = json_tokener_new_ex(JU_MAX_DEPTH)) == NULL) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 		return NULL;
 	}
+	tok = body_tok;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	obj = json_tokener_parse_ex(tok, body, (int)len);
 	jerr = json_tokener_get_error(tok);
@@ -295,7 +301,7 @@ ju_parse_body(const char *body, size_t len, struct error *e)
 		error_set(e, ERR_VALIDATION, path[0] ? path : "body", "%s",
 		    lossy);
 	}
-	json_tokener_free(tok);
+	json_tokener_reset(tok);
 	return obj;
 }
 

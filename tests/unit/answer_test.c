@@ -400,6 +400,7 @@ test_write(void)
 		"{\"type\":\"noul\",\"criteria\":{\"true\":\"t\"}}",
 	};
 	double		 p[4] = { 0.1, 0.2, 0.3, 0.4 }, two[2] = { 0.7, 0.3 };
+	double		 p12[12];
 	json_object	*q, *a;
 	struct buf	 b;
 	size_t		 i, n;
@@ -431,6 +432,17 @@ test_write(void)
 	ok(answer_write(&b, q, p, 4, 1, 0) == 0 &&
 	    strstr(b.p, "\"0\":\"lo\\u0000w\",\"1\":\"m/id\"") != NULL,
 	    "a label's NUL and slash as json-c writes them: %s", b.p);
+	json_object_put(q);
+	/* Levels past 9: their keys have two digits. */
+	q = parse("{\"type\":\"score\",\"criteria\":[\"a\",\"b\",\"c\","
+	    "\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\",\"k\",\"l\"]}");
+	for (i = 0; i < 12; i++)
+		p12[i] = 1.0 / 12;
+	buf_reset(&b);
+	ok(answer_write(&b, q, p12, 12, 1, 0) == 0 && as_json_c(&b, "12") &&
+	    strstr(b.p, ",\"10\":\"k\",\"11\":\"l\"}") != NULL &&
+	    strstr(b.p, ",\"11\":0.08333333333333333}") != NULL,
+	    "twelve levels: keys 0 to 11");
 	json_object_put(q);
 	q = parse(qs[2]);
 	buf_reset(&b);

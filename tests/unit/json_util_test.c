@@ -348,6 +348,15 @@ main(void)
 		json_object_put(o);
 		error_clear(&e);
 	}
+	/* One tokener parses every body: one cut short, nested, leaves
+	 * nothing behind for the next. */
+	o = ju_parse_body("{\"a\": [{\"b\": [1,", 16, &e);
+	ok(o == NULL && e.code == ERR_VALIDATION, "a body cut short: refused");
+	error_clear(&e);
+	o = ju_parse_body("{\"c\": 2}", 8, &e);
+	ok(o != NULL && json_object_object_length(o) == 1 &&
+	    json_object_object_get_ex(o, "c", NULL), "  the next body whole");
+	json_object_put(o);
 	/* A path longer than the buffer is cut, never overrun. */
 	text = "{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaaaaaaaaaa\": {\"b\": NaN}}";
