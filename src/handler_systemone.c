@@ -9,6 +9,7 @@
  * job, run once the answer has gone (challenger.h). */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "settings.h"
 #include "store.h"
 #include "template.h"
+#include "xalloc.h"
 
 #define SLUG_MAX	MODEL_NAME_SIZE	/* x_schema.id, x_template.id */
 
@@ -38,16 +40,28 @@ struct eval {
 	json_object		*questions;	/* borrowed: body's or sv's */
 	struct template_version	 tv;		/* owned parts */
 	struct schema_version	 sv;		/* owned parts */
-	struct backend		 backend;
 	struct backend_answer	 ba;		/* owned parts */
 	json_object		*answers;	/* owned: name -> answer */
 	json_object		*dists;		/* owned: name -> distribution */
+	struct buf		 answers_text;	/* owned: answers, as JSON */
 	int			 abstained;	/* some answer abstained */
 	int64_t			 backend_ms;
 	int			 asked;		/* the backend was called */
 	struct charge		 charge;	/* owed until recorded */
 	char			 id[UUID7_LEN + 1];
+	/* Last: of its kilobytes, eval_begin() clears what is read before
+	 * find_backend() fills it. */
+	struct backend		 backend;
 };
+
+/* A new working set: all cleared but the room of the backend's options
+ * and replicas, which only a backend found fills and reads. */
+static void
+eval_begin(struct eval *ev)
+{
+	memset(ev, 0, offsetof(struct eval, backend) +
+	    offsetof(struct backend, options));
+}
 
 static void
 eval_clear(struct eval *ev)
@@ -59,6 +73,7 @@ eval_clear(struct eval *ev)
 	backend_answer_free(&ev->ba);
 	json_object_put(ev->answers);
 	json_object_put(ev->dists);
+	buf_free(&ev->answers_text);
 }
 
 /* {id, version?} of the body's x_schema or x_template (field), each
@@ -292,6 +307,7 @@ build_answers(struct eval *ev, struct error *e)
 	ev->answers = ju_obj();
 	ev->dists = ju_obj();
 	buf_init(&b, ANSWER_TEXT_MAX);
+	buf_init(&ev->answers_text, ANSWER_TEXT_MAX);
 	json_object_object_foreach(ev->questions, name, q) {
 		n = question_arity(q);
 		if (i >= ev->ba.nquestions ||
@@ -313,6 +329,12 @@ build_answers(struct eval *ev, struct error *e)
 		}
 		ev->abstained |= a;
 		ju_add(ev->answers, name, ju_text(b.p, b.len));
+		if (buf_add(&ev->answers_text, i > 0 ? "," : "{", 1) !=
+		    BUF_OK || ju_write_str(&ev->answers_text, name,
+		    strlen(name)) == -1 || buf_add(&ev->answers_text, ":",
+		    1) != BUF_OK || buf_add(&ev->answers_text, b.p, b.len) !=
+		    BUF_OK)
+			xoom("the answers");
 		buf_reset(&b);
 		if (answer_distribution_write(&b, q, ev->ba.dist[i], n) ==
 		    -1) {
@@ -324,6 +346,9 @@ build_answers(struct eval *ev, struct error *e)
 		i++;
 	}
 	buf_free(&b);
+	if (rc == 0 && buf_adds(&ev->answers_text, i > 0 ? "}" : "{}") !=
+	    BUF_OK)
+		xoom("the answers");
 	return rc;
 }
 
@@ -358,31 +383,61 @@ record(struct req *r, struct eval *ev, int64_t gateway_ms, struct error *e)
 	    ev->dists, e);
 }
 
+static int
+put(struct buf *b, const char *s)
+{
+	return buf_adds(b, s) == BUF_OK ? 0 : -1;
+}
+
+static int
+put_str(struct buf *b, const char *s)
+{
+	return ju_write_str(b, s, strlen(s));
+}
+
+/* lead (ending in "{\"id\":"), then id and version: a reference. */
+static int
+put_ref(struct buf *b, const char *lead, const char *id, int64_t version)
+{
+	return put(b, lead) == -1 || put_str(b, id) == -1 ||
+	    put(b, ",\"version\":") == -1 || ju_write_int(b, version) == -1 ||
+	    put(b, "}") == -1 ? -1 : 0;
+}
+
+/* The answer, written as text (json_util.h) in the order of its
+ * members: the answers as written once in build_answers(). */
 static void
 respond(struct req *r, struct eval *ev, int64_t gateway_ms)
 {
-	json_object *body = ju_obj(), *o;
+	struct buf	 b;
+	int		 rc;
 
-	ju_add_str(body, "model", ev->model);
-	ju_add(body, "answers", json_object_get(ev->answers));
-	if (ev->ba.has_usage) {
-		o = ju_obj();
-		ju_add(o, "input_tokens", ju_int(ev->ba.input_tokens));
-		ju_add(o, "output_tokens", ju_int(ev->ba.output_tokens));
-		ju_add(body, "usage", o);
-	}
-	ju_add_str(body, "x_decision_id", ev->id);
-	ju_add_str(body, "x_backend", ev->backend.name);
-	ju_add(body, "x_schema", ju_ref(ev->sv.slug, ev->sv.version));
-	ju_add(body, "x_schema_version", ju_int(ev->sv.version));
-	if (ev->tv.version != 0)
-		ju_add(body, "x_template", ju_ref(ev->tv.slug, ev->tv.version));
-	o = ju_obj();
-	ju_add(o, "gateway", ju_int(gateway_ms));
-	ju_add(o, "backend", ju_int(ev->backend_ms));
-	ju_add(body, "x_latency_ms", o);
-	http_json(r, 200, body);
-	json_object_put(body);
+	buf_init(&b, ANSWER_TEXT_MAX);
+	rc = put(&b, "{\"model\":") == -1 || put_str(&b, ev->model) == -1 ||
+	    put(&b, ",\"answers\":") == -1 ||
+	    buf_add(&b, ev->answers_text.p, ev->answers_text.len) != BUF_OK;
+	if (!rc && ev->ba.has_usage)
+		rc = put(&b, ",\"usage\":{\"input_tokens\":") == -1 ||
+		    ju_write_int(&b, ev->ba.input_tokens) == -1 ||
+		    put(&b, ",\"output_tokens\":") == -1 ||
+		    ju_write_int(&b, ev->ba.output_tokens) == -1 ||
+		    put(&b, "}") == -1;
+	rc = rc || put(&b, ",\"x_decision_id\":") == -1 ||
+	    put_str(&b, ev->id) == -1 || put(&b, ",\"x_backend\":") == -1 ||
+	    put_str(&b, ev->backend.name) == -1 ||
+	    put_ref(&b, ",\"x_schema\":{\"id\":", ev->sv.slug,
+	    ev->sv.version) == -1 || put(&b, ",\"x_schema_version\":") == -1 ||
+	    ju_write_int(&b, ev->sv.version) == -1 ||
+	    (ev->tv.version != 0 && put_ref(&b, ",\"x_template\":{\"id\":",
+	    ev->tv.slug, ev->tv.version) == -1) ||
+	    put(&b, ",\"x_latency_ms\":{\"gateway\":") == -1 ||
+	    ju_write_int(&b, gateway_ms) == -1 ||
+	    put(&b, ",\"backend\":") == -1 ||
+	    ju_write_int(&b, ev->backend_ms) == -1 || put(&b, "}}") == -1;
+	if (rc)
+		xoom("the answer");
+	http_raw(r, 200, "application/json", b.p, b.len);
+	buf_free(&b);
 }
 
 /* An admitted call that ends in e without a decision: a 503 is given
@@ -423,7 +478,7 @@ handle_systemone(struct req *r, struct error *e)
 	int64_t		gateway_ms;
 	int		rc = -1;
 
-	memset(&ev, 0, sizeof(ev));
+	eval_begin(&ev);
 	if (parse(r, &ev, e) == -1 || find_backend(r, &ev, e) == -1 ||
 	    admission_charge(r->store, r->settings, &r->app,
 	    1 + (int64_t)json_object_object_length(ev.questions), &ev.charge,

@@ -880,6 +880,20 @@ ju_write_str(struct buf *b, const char *s, size_t len)
 }
 
 int
+ju_write_int(struct buf *b, int64_t n)
+{
+	char		 d[24], *p = d + sizeof(d);
+	uint64_t	 u = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (n < 0)
+		*--p = '-';
+	return buf_add(b, p, (size_t)(d + sizeof(d) - p)) == BUF_OK ? 0 : -1;
+}
+
+int
 ju_write_num(struct buf *b, double d)
 {
 	char	 buf[NUM_MAX];

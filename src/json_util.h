@@ -108,6 +108,7 @@ struct buf;
 /* ju_num()'s text for d into buf (JU_NUM_MAX bytes); its length. */
 size_t		 ju_num_text(double d, char *buf);
 int		 ju_write_num(struct buf *b, double d);
+int		 ju_write_int(struct buf *b, int64_t n);
 /* A string of len bytes (NUL bytes too), quoted and escaped. */
 int		 ju_write_str(struct buf *b, const char *s, size_t len);
 /* A new value the caller puts, written as the JSON text of len bytes

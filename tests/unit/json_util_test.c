@@ -185,6 +185,24 @@ test_write(void)
 	    json_object_to_json_string_ext(s, JU_WIRE)) == 0,
 	    "ju_write_num as ju_num: %s", b.p);
 	json_object_put(s);
+	{
+		static const int64_t ints[] = { 0, 7, -1, 10, 1234567890123,
+		    INT64_MAX, INT64_MIN };
+		size_t i;
+
+		same = 1;
+		for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+			buf_reset(&b);
+			s = ju_int(ints[i]);
+			if (ju_write_int(&b, ints[i]) == -1 || strcmp(b.p,
+			    json_object_to_json_string_ext(s, JU_WIRE)) != 0) {
+				printf("# %s\n", b.p ? b.p : "(none)");
+				same = 0;
+			}
+			json_object_put(s);
+		}
+		ok(same, "ju_write_int as json-c, INT64_MIN and MAX too");
+	}
 	buf_free(&b);
 
 	t = ju_text("{\"a\":[1,\"/\"]}", 13);
