@@ -197,7 +197,9 @@ wordset_build(struct wordset *ws, const char *text)
 	ws->words = lexical_count_words(text);
 	if (ws->words == 0)
 		return 0;
-	while (cap < 2 * (size_t)ws->words && cap < SIZE_MAX / 4 / sizeof(*sl))
+	/* More slots than words, so that one is always free: at most half
+	 * full when every word differs, and states repeat their words. */
+	while (cap <= (size_t)ws->words && cap < SIZE_MAX / 4 / sizeof(*sl))
 		cap *= 2;
 	if ((ws->slots = calloc(cap, sizeof(*ws->slots))) == NULL)
 		return -1;
@@ -351,16 +353,19 @@ lexical_distribution(const char *state_text, json_object *question,
 int
 lexical_count_words(const char *text)
 {
-	const char	*w;
-	size_t		 len;
-	int		 n = 0;
+	const unsigned char	*u = (const unsigned char *)text;
+	size_t			 n = 0;
+	unsigned		 in = 0, w;
 
 	if (text == NULL)
 		return 0;
-	for (w = text; (w = next_word(w, &len)) != NULL; w += len)
-		if (n < INT_MAX)
-			n++;
-	return n;
+	/* A word begins where a word's byte follows another byte. */
+	for (; *u != '\0'; u++) {
+		w = word_byte[*u] != 0;
+		n += w & ~in;
+		in = w;
+	}
+	return n < INT_MAX ? (int)n : INT_MAX;
 }
 
 /* Words of a free text member: a string, or the compact JSON of an object
