@@ -41,8 +41,12 @@ struct eval {
 	struct template_version	 tv;		/* owned parts */
 	struct schema_version	 sv;		/* owned parts */
 	struct backend_answer	 ba;		/* owned parts */
-	json_object		*answers;	/* owned: name -> answer */
-	json_object		*dists;		/* owned: name -> distribution */
+	struct buf		 texts;		/* owned: each answer's JSON
+						 * and its distribution's,
+						 * each ended by a NUL */
+	const char		**answers;	/* owned array, into texts: one
+						 * per question, then dists */
+	const char		**dists;	/* answers + the questions */
 	struct buf		 answers_text;	/* owned: answers, as JSON */
 	int			 abstained;	/* some answer abstained */
 	int64_t			 backend_ms;
@@ -71,8 +75,8 @@ eval_clear(struct eval *ev)
 	template_version_clear(&ev->tv);
 	schema_version_clear(&ev->sv);
 	backend_answer_free(&ev->ba);
-	json_object_put(ev->answers);
-	json_object_put(ev->dists);
+	buf_free(&ev->texts);
+	free(ev->answers);
 	buf_free(&ev->answers_text);
 }
 
@@ -295,18 +299,17 @@ ask_backend(struct req *r, struct eval *ev, struct error *e)
 }
 
 /* Each answer and stored distribution written as text once (answer.h),
- * kept as a value that is that text: stored with the decision, then
- * answered. */
+ * in ev->texts: stored with the decision, and the answers, as an object
+ * of them, answered. */
 static int
 build_answers(struct eval *ev, struct error *e)
 {
-	struct buf	 b;
-	size_t		 i = 0, n;
-	int		 a, rc = 0;
+	struct buf	*t = &ev->texts;
+	size_t		 i = 0, n, at, nq;
+	const char	*p;
+	int		 a;
 
-	ev->answers = ju_obj();
-	ev->dists = ju_obj();
-	buf_init(&b, ANSWER_TEXT_MAX);
+	buf_init(t, ANSWER_TEXT_MAX);
 	buf_init(&ev->answers_text, ANSWER_TEXT_MAX);
 	json_object_object_foreach(ev->questions, name, q) {
 		n = question_arity(q);
@@ -317,39 +320,40 @@ build_answers(struct eval *ev, struct error *e)
 			    "'%s'", ev->backend.name, name);
 			e->retry_after_ms = 1000;
 			e->unavailable = EU_UNFIT;
-			rc = -1;
-			break;
+			return -1;
 		}
-		buf_reset(&b);
-		if ((a = answer_write(&b, q, ev->ba.dist[i], n,
-		    ev->sv.temperature, ev->sv.abstain_threshold)) == -1) {
-			rc = error_set(e, ERR_INTERNAL, NULL,
+		at = t->len;
+		if ((a = answer_write(t, q, ev->ba.dist[i], n,
+		    ev->sv.temperature, ev->sv.abstain_threshold)) == -1 ||
+		    buf_add(t, "", 1) != BUF_OK ||
+		    answer_distribution_write(t, q, ev->ba.dist[i], n) == -1 ||
+		    buf_add(t, "", 1) != BUF_OK)
+			return error_set(e, ERR_INTERNAL, NULL,
 			    "cannot build the answer to '%s'", name);
-			break;
-		}
 		ev->abstained |= a;
-		ju_add(ev->answers, name, ju_text(b.p, b.len));
 		if (buf_add(&ev->answers_text, i > 0 ? "," : "{", 1) !=
 		    BUF_OK || ju_write_str(&ev->answers_text, name,
 		    strlen(name)) == -1 || buf_add(&ev->answers_text, ":",
-		    1) != BUF_OK || buf_add(&ev->answers_text, b.p, b.len) !=
+		    1) != BUF_OK || buf_adds(&ev->answers_text, t->p + at) !=
 		    BUF_OK)
 			xoom("the answers");
-		buf_reset(&b);
-		if (answer_distribution_write(&b, q, ev->ba.dist[i], n) ==
-		    -1) {
-			rc = error_set(e, ERR_INTERNAL, NULL,
-			    "cannot build the answer to '%s'", name);
-			break;
-		}
-		ju_add(ev->dists, name, ju_text(b.p, b.len));
 		i++;
 	}
-	buf_free(&b);
-	if (rc == 0 && buf_adds(&ev->answers_text, i > 0 ? "}" : "{}") !=
-	    BUF_OK)
+	if (buf_adds(&ev->answers_text, i > 0 ? "}" : "{}") != BUF_OK)
 		xoom("the answers");
-	return rc;
+	/* The texts hold no NUL of their own (JSON escapes it): each ends
+	 * at the next. */
+	nq = i;
+	if ((ev->answers = calloc(2 * nq + 1, sizeof(*ev->answers))) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	ev->dists = ev->answers + nq;
+	for (i = 0, p = t->p; i < nq; i++) {
+		ev->answers[i] = p;
+		p += strlen(p) + 1;
+		ev->dists[i] = p;
+		p += strlen(p) + 1;
+	}
+	return 0;
 }
 
 static int
