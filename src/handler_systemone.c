@@ -27,7 +27,6 @@
 #include "settings.h"
 #include "store.h"
 #include "template.h"
-#include "xalloc.h"
 
 #define SLUG_MAX	MODEL_NAME_SIZE	/* x_schema.id, x_template.id */
 
@@ -336,11 +335,12 @@ build_answers(struct eval *ev, struct error *e)
 		    strlen(name)) == -1 || buf_add(&ev->answers_text, ":",
 		    1) != BUF_OK || buf_adds(&ev->answers_text, t->p + at) !=
 		    BUF_OK)
-			xoom("the answers");
+			return error_set(e, ERR_UNAVAILABLE, NULL,
+			    "out of memory");
 		i++;
 	}
 	if (buf_adds(&ev->answers_text, i > 0 ? "}" : "{}") != BUF_OK)
-		xoom("the answers");
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	/* The texts hold no NUL of their own (JSON escapes it): each ends
 	 * at the next. */
 	nq = i;
@@ -409,9 +409,11 @@ put_ref(struct buf *b, const char *lead, const char *id, int64_t version)
 }
 
 /* The answer, written as text (json_util.h) in the order of its
- * members: the answers as written once in build_answers(). */
-static void
-respond(struct req *r, struct eval *ev, int64_t gateway_ms)
+ * members: the answers as written once in build_answers().  0, or -1
+ * with e set when its memory (sized by the questions) ran out. */
+static int
+respond(struct req *r, struct eval *ev, int64_t gateway_ms,
+    struct error *e)
 {
 	struct buf	 b;
 	int		 rc;
@@ -438,10 +440,13 @@ respond(struct req *r, struct eval *ev, int64_t gateway_ms)
 	    ju_write_int(&b, gateway_ms) == -1 ||
 	    put(&b, ",\"backend\":") == -1 ||
 	    ju_write_int(&b, ev->backend_ms) == -1 || put(&b, "}}") == -1;
-	if (rc)
-		xoom("the answer");
+	if (rc) {
+		buf_free(&b);
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	}
 	http_raw(r, 200, "application/json", b.p, b.len);
 	buf_free(&b);
+	return 0;
 }
 
 /* An admitted call that ends in e without a decision: a 503 is given
@@ -511,7 +516,12 @@ handle_systemone(struct req *r, struct error *e)
 	}
 	metrics_decision(ev.sv.slug, ev.abstained);
 	memcpy(r->note.decision, ev.id, sizeof(r->note.decision));
-	respond(r, &ev, gateway_ms);
+	/* Recorded but not answered: a 503, given back what it was
+	 * charged, as a commit not synced. */
+	if (respond(r, &ev, gateway_ms, e) == -1) {
+		unanswered(r, &ev, e, 0);
+		goto out;
+	}
 	/* Asked once the answer has gone (main.c), if the version has
 	 * challengers that the decision id selects. */
 	challenger_queue(ev.id, ev.sv.schema_id, ev.sv.version, ev.state,

@@ -807,45 +807,6 @@ ju_add_time(json_object *obj, const char *key, int64_t ms)
 	ju_add(obj, key, ju_string(buf));
 }
 
-/* ju_freeze()'s serializer: the text kept at the freeze. */
-static int
-frozen_text(json_object *o, struct printbuf *pb, int level, int flags)
-{
-	const char *text = json_object_get_userdata(o);
-
-	(void)level;
-	(void)flags;
-	return printbuf_memappend(pb, text, (int)strlen(text));
-}
-
-void
-ju_freeze(json_object *o)
-{
-	const char	*text;
-	char		*copy;
-	size_t		 len;
-
-	text = json_object_to_json_string_length(o, JU_WIRE, &len);
-	if (text == NULL || (copy = malloc(len + 1)) == NULL)
-		return;		/* serialised each time, as before */
-	memcpy(copy, text, len + 1);
-	json_object_set_serializer(o, frozen_text, copy,
-	    json_object_free_userdata);
-}
-
-json_object *
-ju_text(const char *text, size_t len)
-{
-	json_object	*o = ju_must(json_object_new_boolean(0));
-	char		*copy = xmalloc(len + 1);
-
-	memcpy(copy, text, len);
-	copy[len] = '\0';
-	json_object_set_serializer(o, frozen_text, copy,
-	    json_object_free_userdata);
-	return o;
-}
-
 /* What json-c writes for each byte of a string under JU_WIRE: NULL for
  * the byte itself, else its escape. */
 static const char *const escapes[0x20] = {

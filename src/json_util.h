@@ -92,12 +92,6 @@ void		 ju_add_time(json_object *obj, const char *key, int64_t ms);
 json_object	*ju_ref(const char *id, int64_t version);
 /* The flags every answer and stored value is serialised with. */
 #define JU_WIRE (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-/* Serialises o once with JU_WIRE and makes every later serialisation of
- * o, alone or inside another value, copy that text (o owns the copy):
- * for a value written more than once, as an answer is stored and then
- * answered.  o must not change afterwards, and is only ever serialised
- * with JU_WIRE.  Without memory for the copy, o stays as it was. */
-void		 ju_freeze(json_object *o);
 
 /* Writing JSON text straight, for a value built once and only written
  * (an answer): the same bytes as json-c under JU_WIRE, without its
@@ -111,9 +105,5 @@ int		 ju_write_num(struct buf *b, double d);
 int		 ju_write_int(struct buf *b, int64_t n);
 /* A string of len bytes (NUL bytes too), quoted and escaped. */
 int		 ju_write_str(struct buf *b, const char *s, size_t len);
-/* A new value the caller puts, written as the JSON text of len bytes
- * (copied) wherever it is serialised, with JU_WIRE: what ju_freeze()
- * makes, from text made without json-c.  Read as a value, it is false. */
-json_object	*ju_text(const char *text, size_t len);
 
 #endif

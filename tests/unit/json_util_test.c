@@ -1,8 +1,9 @@
 /* json_util_test: ju_lossy(), what json-c accepts but would not keep as
  * sent, and the place it names; ju_parse_body() refusing it; and the
  * getters reading members by path ("x_schema.id"), refusals naming the
- * whole path as the field; ju_freeze(); ju_num()'s text against
- * printf's; ju_write_str() and ju_text() against json-c's own text. */
+ * whole path as the field; ju_num()'s text against
+ * printf's; ju_write_str() and ju_write_int() against json-c's own
+ * text. */
 #include "config.h"
 
 #include <math.h>
@@ -149,13 +150,12 @@ test_paths(void)
 
 /* ju_write_str(): the bytes json-c writes for the same string with
  * JU_WIRE, each byte alone (NUL too) and all of them in one string;
- * ju_write_num() as ju_num(); ju_text() written as its text, alone and
- * inside a parent. */
+ * ju_write_num() as ju_num(), ju_write_int() as ju_int(). */
 static void
 test_write(void)
 {
 	struct buf	 b;
-	json_object	*s, *parent, *t;
+	json_object	*s;
 	char		 all[256];
 	int		 c, same = 1;
 
@@ -204,44 +204,6 @@ test_write(void)
 		ok(same, "ju_write_int as json-c, INT64_MIN and MAX too");
 	}
 	buf_free(&b);
-
-	t = ju_text("{\"a\":[1,\"/\"]}", 13);
-	parent = ju_obj();
-	ju_add(parent, "k", t);
-	is_str(json_object_to_json_string_ext(t, JU_WIRE), "{\"a\":[1,\"/\"]}",
-	    "ju_text: its text alone");
-	is_str(json_object_to_json_string_ext(parent, JU_WIRE),
-	    "{\"k\":{\"a\":[1,\"/\"]}}", "  and inside a parent");
-	json_object_put(parent);
-}
-
-/* ju_freeze(): the same text alone and inside a parent, written from the
- * copy kept at the freeze. */
-static void
-test_freeze(void)
-{
-	json_object	*a, *parent;
-	char		*before, *inside;
-
-	a = ju_parse("{\"choice\": \"a/b\", \"p\": {\"x\": 0.25, "
-	    "\"y\": [1, 2.5, null, true]}, \"s\": \"\\u00e9\\n\"}");
-	parent = ju_obj();
-	ju_add(parent, "k", json_object_get(a));
-	before = xstrdup(json_object_to_json_string_ext(a, JU_WIRE));
-	inside = xstrdup(json_object_to_json_string_ext(parent, JU_WIRE));
-	ju_freeze(a);
-	ok(strcmp(json_object_to_json_string_ext(a, JU_WIRE), before) == 0,
-	    "frozen: the same text alone: %s", before);
-	ok(strcmp(json_object_to_json_string_ext(parent, JU_WIRE), inside) ==
-	    0, "and inside a parent");
-	/* A change after the freeze is not written: the copy is. */
-	ju_add(a, "late", ju_int(1));
-	ok(strcmp(json_object_to_json_string_ext(parent, JU_WIRE), inside) ==
-	    0, "the text kept at the freeze is what is written");
-	free(before);
-	free(inside);
-	json_object_put(a);
-	json_object_put(parent);
 }
 
 /* What ju_num() writes, by printf and strtod alone: the first of %.15g,
@@ -409,7 +371,6 @@ main(void)
 		free(copy);
 	}
 	test_paths();
-	test_freeze();
 	test_write();
 	test_num();
 	return tap_done();
