@@ -238,8 +238,9 @@ ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 	return why;
 }
 
-/* The tokener of every body the process parses, reset after each: its
- * levels (JU_MAX_DEPTH of them) are allocated and cleared once. */
+/* The tokener of every body the process parses, reset after each it
+ * took: its levels (JU_MAX_DEPTH of them) are allocated and cleared
+ * once. */
 static json_tokener	*body_tok;
 
 json_object *
@@ -301,7 +302,15 @@ ju_parse_body(const char *body, size_t len, struct error *e)
 		error_set(e, ERR_VALIDATION, path[0] ? path : "body", "%s",
 		    lossy);
 	}
-	json_tokener_reset(tok);
+	/* After a body json-c did not take whole, the tokener may hold
+	 * state its reset leaves (half of a surrogate pair): a new one
+	 * parses the next. */
+	if (jerr == json_tokener_success)
+		json_tokener_reset(tok);
+	else {
+		json_tokener_free(tok);
+		body_tok = NULL;
+	}
 	return obj;
 }
 

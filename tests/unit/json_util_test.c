@@ -337,6 +337,17 @@ main(void)
 	ok(o != NULL && json_object_object_length(o) == 1 &&
 	    json_object_object_get_ex(o, "c", NULL), "  the next body whole");
 	json_object_put(o);
+	/* Nor one cut after half of a surrogate pair: the next body's
+	 * escape is its own character, not a pair's second half. */
+	o = ju_parse_body("{\"a\": \"\\ud83d", 13, &e);
+	ok(o == NULL && e.code == ERR_VALIDATION,
+	    "a body cut after \\ud83d: refused");
+	error_clear(&e);
+	o = ju_parse_body("{\"b\": \"\\u00e9\"}", 15, &e);
+	ok(o != NULL && strcmp(ju_str(o, "b"), "\xc3\xa9") == 0,
+	    "  the next body's \\u00e9 is \u00e9 alone");
+	json_object_put(o);
+	error_clear(&e);
 	/* A path longer than the buffer is cut, never overrun. */
 	text = "{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaaaaaaaaaa\": {\"b\": NaN}}";
