@@ -6,43 +6,75 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
 #include "answer.h"
+#include "buf.h"
 #include "json_util.h"
 #include "question.h"
 
 #define STACK_CAP	256	/* tempered values kept on the stack */
 
 struct builder {
-	/* Adds the type's members after "type"; q tempered, n = arity. */
-	int		 (*answer)(json_object *o, json_object *criteria,
-			    const double *q, size_t n, double threshold);
-	json_object	*(*distribution)(json_object *criteria,
-			    const double *p, size_t n);
+	/* Writes the type's members after "type" (each led by a comma);
+	 * q tempered, n = arity: 1 if it abstains, 0 if not, -1. */
+	int	 (*answer)(struct buf *b, json_object *criteria,
+		    const double *q, size_t n, double threshold);
+	/* Writes the stored distribution: 0 or -1. */
+	int	 (*distribution)(struct buf *b, json_object *criteria,
+		    const double *p, size_t n);
 };
 
-static int	 choice_answer(json_object *, json_object *, const double *,
+static int	 choice_answer(struct buf *, json_object *, const double *,
 		    size_t, double);
-static int	 score_answer(json_object *, json_object *, const double *,
+static int	 score_answer(struct buf *, json_object *, const double *,
 		    size_t, double);
-static int	 noul_answer(json_object *, json_object *, const double *,
+static int	 noul_answer(struct buf *, json_object *, const double *,
 		    size_t, double);
-static json_object *choice_distribution(json_object *, const double *,
-		    size_t);
-static json_object *score_distribution(json_object *, const double *,
-		    size_t);
-static json_object *noul_distribution(json_object *, const double *, size_t);
+static int	 choice_distribution(struct buf *, json_object *,
+		    const double *, size_t);
+static int	 score_distribution(struct buf *, json_object *,
+		    const double *, size_t);
+static int	 noul_distribution(struct buf *, json_object *,
+		    const double *, size_t);
 
 static const struct builder builders[Q__MAX] = {
 	[Q_CHOICE] = { choice_answer, choice_distribution },
 	[Q_SCORE] = { score_answer, score_distribution },
 	[Q_NOUL] = { noul_answer, noul_distribution },
 };
+
+/* The text is written as json-c would write the objects (JU_WIRE): the
+ * members in the order given, no spaces.  Each writer returns 0, or -1
+ * when b is full or memory ran out. */
+static int
+lit(struct buf *b, const char *s)
+{
+	return buf_adds(b, s) == BUF_OK ? 0 : -1;
+}
+
+static int
+key(struct buf *b, const char *k)
+{
+	return ju_write_str(b, k, strlen(k)) == -1 || lit(b, ":") == -1 ?
+	    -1 : 0;
+}
+
+/* ,"confidence":c,"x_abstain":bool; 1 if it abstains, 0, or -1. */
+static int
+confidence(struct buf *b, double c, double threshold)
+{
+	int abstain = c < threshold;
+
+	if (lit(b, ",\"confidence\":") == -1 || ju_write_num(b, c) == -1 ||
+	    lit(b, abstain ? ",\"x_abstain\":true}" :
+	    ",\"x_abstain\":false}") == -1)
+		return -1;
+	return abstain;
+}
 
 static size_t
 argmax(const double *q, size_t n)
@@ -117,110 +149,154 @@ answer_temper(const double *p, size_t n, double T, double *q)
 /* choice */
 
 static int
-choice_answer(json_object *o, json_object *c, const double *q, size_t n,
+choice_answer(struct buf *b, json_object *c, const double *q, size_t n,
     double threshold)
 {
-	json_object	*probs = ju_obj();
 	const char	*chosen = NULL;
 	size_t		 i = 0, best;
+	int		 rc;
 
 	best = argmax(q, n);
 	json_object_object_foreach(c, k, v) {
 		(void)v;
-		if (i == best)
+		if (i++ == best)
 			chosen = k;
-		ju_add(probs, k, ju_num(q[i]));
+	}
+	if (chosen == NULL)
+		return -1;
+	rc = lit(b, ",\"choice\":") == -1 ||
+	    ju_write_str(b, chosen, strlen(chosen)) == -1 ||
+	    lit(b, ",\"probabilities\":{") == -1 ? -1 : 0;
+	i = 0;
+	json_object_object_foreach(c, k2, v2) {
+		(void)v2;
+		if (rc == 0 && ((i > 0 && lit(b, ",") == -1) ||
+		    key(b, k2) == -1 || ju_write_num(b, q[i]) == -1))
+			rc = -1;
 		i++;
 	}
-	if (chosen == NULL) {
-		json_object_put(probs);
+	if (rc == -1 || lit(b, "}") == -1)
 		return -1;
-	}
-	ju_add(o, "choice", ju_string(chosen));
-	ju_add(o, "probabilities", probs);
-	ju_add(o, "confidence", ju_num(q[best]));
-	ju_add(o, "x_abstain", ju_bool(q[best] < threshold));
-	return 0;
+	return confidence(b, q[best], threshold);
 }
 
-static json_object *
-choice_distribution(json_object *c, const double *p, size_t n)
+static int
+choice_distribution(struct buf *b, json_object *c, const double *p,
+    size_t n)
 {
-	json_object	*o = ju_obj();
-	size_t		 i = 0;
+	size_t	 i = 0;
+	int	 rc = lit(b, "{");
 
 	json_object_object_foreach(c, k, v) {
 		(void)v;
-		if (i < n)
-			ju_add(o, k, ju_num(p[i]));
+		if (rc == 0 && i < n && ((i > 0 && lit(b, ",") == -1) ||
+		    key(b, k) == -1 || ju_write_num(b, p[i]) == -1))
+			rc = -1;
 		i++;
 	}
-	return o;
+	return rc == -1 ? -1 : lit(b, "}");
 }
 
 /* score */
 
+/* "i": as a key, the level's index in decimal. */
 static int
-score_answer(json_object *o, json_object *c, const double *q, size_t n,
+index_key(struct buf *b, size_t i)
+{
+	char	 d[24], *p = d + sizeof(d);
+
+	*--p = '\0';
+	*--p = ':';
+	*--p = '"';
+	do
+		*--p = (char)('0' + i % 10);
+	while ((i /= 10) > 0);
+	*--p = '"';
+	return lit(b, p);
+}
+
+/* The level's label as json-c writes a member's value. */
+static int
+label(struct buf *b, json_object *l)
+{
+	const char *s = json_object_get_string(l);
+
+	return ju_write_str(b, s != NULL ? s : "", s != NULL ?
+	    (size_t)json_object_get_string_len(l) : 0);
+}
+
+static int
+score_answer(struct buf *b, json_object *c, const double *q, size_t n,
     double threshold)
 {
-	json_object	*legend = ju_obj(), *probs = ju_obj(), *label;
-	char		 idx[24];
 	double		 score = 0;
 	size_t		 i, best;
+	int		 rc;
 
 	best = argmax(q, n);
 	for (i = 0; i < n; i++)
 		score += (double)i * q[i];
-	for (i = 0; i < n; i++) {
-		snprintf(idx, sizeof(idx), "%zu", i);
-		label = json_object_array_get_idx(c, i);
-		ju_add(legend, idx, ju_string_len(json_object_get_string(label),
-		    (size_t)json_object_get_string_len(label)));
-		ju_add(probs, idx, ju_num(q[i]));
+	rc = lit(b, ",\"score\":") == -1 || ju_write_num(b, score) == -1 ||
+	    lit(b, ",\"legend\":{") == -1 ? -1 : 0;
+	for (i = 0; rc == 0 && i < n; i++) {
+		if ((i > 0 && lit(b, ",") == -1) || index_key(b, i) == -1 ||
+		    label(b, json_object_array_get_idx(c, i)) == -1)
+			rc = -1;
 	}
-	ju_add(o, "score", ju_num(score));
-	ju_add(o, "legend", legend);
-	ju_add(o, "probabilities", probs);
-	ju_add(o, "confidence", ju_num(q[best]));
-	ju_add(o, "x_abstain", ju_bool(q[best] < threshold));
-	return 0;
+	if (rc == -1 || lit(b, "},\"probabilities\":{") == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((i > 0 && lit(b, ",") == -1) || index_key(b, i) == -1 ||
+		    ju_write_num(b, q[i]) == -1)
+			return -1;
+	}
+	if (lit(b, "}") == -1)
+		return -1;
+	return confidence(b, q[best], threshold);
 }
 
-static json_object *
-score_distribution(json_object *c, const double *p, size_t n)
+static int
+score_distribution(struct buf *b, json_object *c, const double *p,
+    size_t n)
 {
-	json_object	*a = ju_arr();
-	size_t		 i;
+	size_t	 i;
 
 	(void)c;
+	if (lit(b, "[") == -1)
+		return -1;
 	for (i = 0; i < n; i++)
-		ju_push(a, ju_num(p[i]));
-	return a;
+		if ((i > 0 && lit(b, ",") == -1) ||
+		    ju_write_num(b, p[i]) == -1)
+			return -1;
+	return lit(b, "]");
 }
 
 /* noul: q[0] = P(true), q[1] = P(false) */
 
 static int
-noul_answer(json_object *o, json_object *c, const double *q, size_t n,
+noul_answer(struct buf *b, json_object *c, const double *q, size_t n,
     double threshold)
 {
 	double	 t = q[0], conf;
+	int	 abstain;
 
 	(void)c;
 	(void)n;
 	conf = t > 1 - t ? t : 1 - t;
-	ju_add(o, "noul", ju_num(t));
-	ju_add(o, "x_abstain", ju_bool(conf < threshold));
-	return 0;
+	abstain = conf < threshold;
+	if (lit(b, ",\"noul\":") == -1 || ju_write_num(b, t) == -1 ||
+	    lit(b, abstain ? ",\"x_abstain\":true}" :
+	    ",\"x_abstain\":false}") == -1)
+		return -1;
+	return abstain;
 }
 
-static json_object *
-noul_distribution(json_object *c, const double *p, size_t n)
+static int
+noul_distribution(struct buf *b, json_object *c, const double *p, size_t n)
 {
 	(void)c;
 	(void)n;
-	return ju_num(p[0]);
+	return ju_write_num(b, p[0]);
 }
 
 /* Public interface */
@@ -233,41 +309,67 @@ criteria_of(json_object *question)
 	return json_object_object_get_ex(question, "criteria", &c) ? c : NULL;
 }
 
-json_object *
-answer_build(json_object *question, const double *p, size_t n, double T,
-    double threshold)
+int
+answer_write(struct buf *b, json_object *question, const double *p,
+    size_t n, double T, double threshold)
 {
-	json_object	*o;
 	double		 stackq[STACK_CAP], *q;
+	enum qtype	 t;
+	int		 rc;
+
+	t = question_type(question);
+	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
+		return -1;
+	/* Sized by the question's options: checked. */
+	q = n <= STACK_CAP ? stackq : malloc(n * sizeof(*q));
+	if (q == NULL)
+		return -1;
+	answer_temper(p, n, T, q);
+	rc = lit(b, "{\"type\":") == -1 || ju_write_str(b,
+	    question_type_name(t), strlen(question_type_name(t))) == -1 ? -1 :
+	    builders[t].answer(b, criteria_of(question), q, n, threshold);
+	if (q != stackq)
+		free(q);
+	return rc;
+}
+
+int
+answer_distribution_write(struct buf *b, json_object *question,
+    const double *p, size_t n)
+{
 	enum qtype	 t;
 
 	t = question_type(question);
 	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
-		return NULL;
-	/* Sized by the question's options: checked. */
-	q = n <= STACK_CAP ? stackq : malloc(n * sizeof(*q));
-	if (q == NULL)
-		return NULL;
-	answer_temper(p, n, T, q);
-	o = ju_obj();
-	ju_add(o, "type", ju_string(question_type_name(t)));
-	if (builders[t].answer(o, criteria_of(question), q, n,
-	    threshold) == -1) {
-		json_object_put(o);
-		o = NULL;
-	}
-	if (q != stackq)
-		free(q);
+		return -1;
+	return builders[t].distribution(b, criteria_of(question), p, n);
+}
+
+/* The text of a writer as a json-c value: NULL if it failed. */
+static json_object *
+parsed(struct buf *b, int rc)
+{
+	json_object *o = rc >= 0 && b->p != NULL ? ju_parse(b->p) : NULL;
+
+	buf_free(b);
 	return o;
+}
+
+json_object *
+answer_build(json_object *question, const double *p, size_t n, double T,
+    double threshold)
+{
+	struct buf	 b;
+
+	buf_init(&b, ANSWER_TEXT_MAX);
+	return parsed(&b, answer_write(&b, question, p, n, T, threshold));
 }
 
 json_object *
 answer_distribution_json(json_object *question, const double *p, size_t n)
 {
-	enum qtype	 t;
+	struct buf	 b;
 
-	t = question_type(question);
-	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
-		return NULL;
-	return builders[t].distribution(criteria_of(question), p, n);
+	buf_init(&b, ANSWER_TEXT_MAX);
+	return parsed(&b, answer_distribution_write(&b, question, p, n));
 }

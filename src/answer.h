@@ -44,4 +44,18 @@ json_object	*answer_build(json_object *question, const double *p, size_t n,
 json_object	*answer_distribution_json(json_object *question,
 		    const double *p, size_t n);
 
+/* The same two as JSON text, appended to b (the caller's), byte for byte
+ * what json-c writes for the objects above with JU_WIRE (json_util.h),
+ * without making them: the handler writes each answer once and keeps
+ * the text.  answer_build() and answer_distribution_json() are these,
+ * parsed.  answer_write() returns 1 if the answer abstains (x_abstain
+ * true), 0 if not; each returns -1 if n does not match the question, b
+ * is full or memory ran out. */
+#define ANSWER_TEXT_MAX	(64 * 1024 * 1024)	/* a cap for b */
+struct buf;
+int		 answer_write(struct buf *b, json_object *question,
+		    const double *p, size_t n, double T, double threshold);
+int		 answer_distribution_write(struct buf *b,
+		    json_object *question, const double *p, size_t n);
+
 #endif

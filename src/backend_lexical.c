@@ -95,33 +95,42 @@ static const struct scorer scorers[Q__MAX] = {
 	[Q_NOUL] = { noul_score },
 };
 
-static int
-is_word(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || c >= 0x80;
-}
+/* Each byte folded as words compare it (A-Z to a-z), or 0 where it is
+ * not a word's: one load per byte when scanning text. */
+#define WORD(c)	((c) >= 'A' && (c) <= 'Z' ? (c) - 'A' + 'a' : \
+		 ((c) >= 'a' && (c) <= 'z') || ((c) >= '0' && (c) <= '9') || \
+		 (c) >= 0x80 ? (c) : 0)
+#define WORD4(c)	WORD(c), WORD((c) + 1), WORD((c) + 2), WORD((c) + 3)
+#define WORD16(c)	WORD4(c), WORD4((c) + 4), WORD4((c) + 8), \
+			WORD4((c) + 12)
+#define WORD64(c)	WORD16(c), WORD16((c) + 16), WORD16((c) + 32), \
+			WORD16((c) + 48)
+static const unsigned char word_byte[256] = {
+	WORD64(0), WORD64(64), WORD64(128), WORD64(192),
+};
 
 static unsigned char
 fold(unsigned char c)
 {
-	return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+	return word_byte[c];
 }
 
 /* The next word at or after s, its length in *len; NULL at the end. */
 static const char *
 next_word(const char *s, size_t *len)
 {
-	size_t	 n = 0;
+	const unsigned char	*u = (const unsigned char *)s;
+	size_t			 n = 0;
 
-	while (*s != '\0' && !is_word((unsigned char)*s))
-		s++;
-	if (*s == '\0')
-		return NULL;
-	while (is_word((unsigned char)s[n]))
+	while (word_byte[*u] == 0) {
+		if (*u == '\0')
+			return NULL;
+		u++;
+	}
+	while (word_byte[u[n]] != 0)
 		n++;
 	*len = n;
-	return s;
+	return (const char *)u;
 }
 
 static uint64_t
@@ -188,7 +197,9 @@ wordset_build(struct wordset *ws, const char *text)
 	ws->words = lexical_count_words(text);
 	if (ws->words == 0)
 		return 0;
-	while (cap < 2 * (size_t)ws->words && cap < SIZE_MAX / 4 / sizeof(*sl))
+	/* More slots than words, so that one is always free: at most half
+	 * full when every word differs, and states repeat their words. */
+	while (cap <= (size_t)ws->words && cap < SIZE_MAX / 4 / sizeof(*sl))
 		cap *= 2;
 	if ((ws->slots = calloc(cap, sizeof(*ws->slots))) == NULL)
 		return -1;
@@ -342,16 +353,19 @@ lexical_distribution(const char *state_text, json_object *question,
 int
 lexical_count_words(const char *text)
 {
-	const char	*w;
-	size_t		 len;
-	int		 n = 0;
+	const unsigned char	*u = (const unsigned char *)text;
+	size_t			 n = 0;
+	unsigned		 in = 0, w;
 
 	if (text == NULL)
 		return 0;
-	for (w = text; (w = next_word(w, &len)) != NULL; w += len)
-		if (n < INT_MAX)
-			n++;
-	return n;
+	/* A word begins where a word's byte follows another byte. */
+	for (; *u != '\0'; u++) {
+		w = word_byte[*u] != 0;
+		n += w & ~in;
+		in = w;
+	}
+	return n < INT_MAX ? (int)n : INT_MAX;
 }
 
 /* Words of a free text member: a string, or the compact JSON of an object

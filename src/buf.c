@@ -63,6 +63,13 @@ buf_add(struct buf *b, const void *data, size_t n)
 	enum buf_rc	 rc;
 	char		*at;
 
+	/* Where it fits, as most small appends do: copied at once. */
+	if (n < b->cap - b->len && n <= b->max - b->len) {
+		memcpy(b->p + b->len, data, n);
+		b->len += n;
+		b->p[b->len] = '\0';
+		return BUF_OK;
+	}
 	if ((at = buf_extend(b, n, &rc)) != NULL && n > 0)
 		memcpy(at, data, n);
 	return rc;

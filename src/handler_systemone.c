@@ -9,6 +9,7 @@
  * job, run once the answer has gone (challenger.h). */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "admission.h"
 #include "answer.h"
 #include "backend.h"
+#include "buf.h"
 #include "challenger.h"
 #include "clock.h"
 #include "handlers.h"
@@ -37,15 +39,32 @@ struct eval {
 	json_object		*questions;	/* borrowed: body's or sv's */
 	struct template_version	 tv;		/* owned parts */
 	struct schema_version	 sv;		/* owned parts */
-	struct backend		 backend;
 	struct backend_answer	 ba;		/* owned parts */
-	json_object		*answers;	/* owned: name -> answer */
-	json_object		*dists;		/* owned: name -> distribution */
+	struct buf		 texts;		/* owned: each answer's JSON
+						 * and its distribution's,
+						 * each ended by a NUL */
+	const char		**answers;	/* owned array, into texts: one
+						 * per question, then dists */
+	const char		**dists;	/* answers + the questions */
+	struct buf		 answers_text;	/* owned: answers, as JSON */
+	int			 abstained;	/* some answer abstained */
 	int64_t			 backend_ms;
 	int			 asked;		/* the backend was called */
 	struct charge		 charge;	/* owed until recorded */
 	char			 id[UUID7_LEN + 1];
+	/* Last: of its kilobytes, eval_begin() clears what is read before
+	 * find_backend() fills it. */
+	struct backend		 backend;
 };
+
+/* A new working set: all cleared but the room of the backend's options
+ * and replicas, which only a backend found fills and reads. */
+static void
+eval_begin(struct eval *ev)
+{
+	memset(ev, 0, offsetof(struct eval, backend) +
+	    offsetof(struct backend, options));
+}
 
 static void
 eval_clear(struct eval *ev)
@@ -55,8 +74,9 @@ eval_clear(struct eval *ev)
 	template_version_clear(&ev->tv);
 	schema_version_clear(&ev->sv);
 	backend_answer_free(&ev->ba);
-	json_object_put(ev->answers);
-	json_object_put(ev->dists);
+	buf_free(&ev->texts);
+	free(ev->answers);
+	buf_free(&ev->answers_text);
 }
 
 /* {id, version?} of the body's x_schema or x_template (field), each
@@ -277,14 +297,19 @@ ask_backend(struct req *r, struct eval *ev, struct error *e)
 	return rc;
 }
 
+/* Each answer and stored distribution written as text once (answer.h),
+ * in ev->texts: stored with the decision, and the answers, as an object
+ * of them, answered. */
 static int
 build_answers(struct eval *ev, struct error *e)
 {
-	json_object	*answer;
-	size_t		 i = 0, n;
+	struct buf	*t = &ev->texts;
+	size_t		 i = 0, n, at, nq;
+	const char	*p;
+	int		 a;
 
-	ev->answers = ju_obj();
-	ev->dists = ju_obj();
+	buf_init(t, ANSWER_TEXT_MAX);
+	buf_init(&ev->answers_text, ANSWER_TEXT_MAX);
 	json_object_object_foreach(ev->questions, name, q) {
 		n = question_arity(q);
 		if (i >= ev->ba.nquestions ||
@@ -296,17 +321,37 @@ build_answers(struct eval *ev, struct error *e)
 			e->unavailable = EU_UNFIT;
 			return -1;
 		}
-		answer = answer_build(q, ev->ba.dist[i], n,
-		    ev->sv.temperature, ev->sv.abstain_threshold);
-		if (answer == NULL)
+		at = t->len;
+		if ((a = answer_write(t, q, ev->ba.dist[i], n,
+		    ev->sv.temperature, ev->sv.abstain_threshold)) == -1 ||
+		    buf_add(t, "", 1) != BUF_OK ||
+		    answer_distribution_write(t, q, ev->ba.dist[i], n) == -1 ||
+		    buf_add(t, "", 1) != BUF_OK)
 			return error_set(e, ERR_INTERNAL, NULL,
 			    "cannot build the answer to '%s'", name);
-		/* Written twice: stored with the decision, then answered. */
-		ju_freeze(answer);
-		ju_add(ev->answers, name, answer);
-		ju_add(ev->dists, name,
-		    answer_distribution_json(q, ev->ba.dist[i], n));
+		ev->abstained |= a;
+		if (buf_add(&ev->answers_text, i > 0 ? "," : "{", 1) !=
+		    BUF_OK || ju_write_str(&ev->answers_text, name,
+		    strlen(name)) == -1 || buf_add(&ev->answers_text, ":",
+		    1) != BUF_OK || buf_adds(&ev->answers_text, t->p + at) !=
+		    BUF_OK)
+			return error_set(e, ERR_UNAVAILABLE, NULL,
+			    "out of memory");
 		i++;
+	}
+	if (buf_adds(&ev->answers_text, i > 0 ? "}" : "{}") != BUF_OK)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	/* The texts hold no NUL of their own (JSON escapes it): each ends
+	 * at the next. */
+	nq = i;
+	if ((ev->answers = calloc(2 * nq + 1, sizeof(*ev->answers))) == NULL)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	ev->dists = ev->answers + nq;
+	for (i = 0, p = t->p; i < nq; i++) {
+		ev->answers[i] = p;
+		p += strlen(p) + 1;
+		ev->dists[i] = p;
+		p += strlen(p) + 1;
 	}
 	return 0;
 }
@@ -342,45 +387,65 @@ record(struct req *r, struct eval *ev, int64_t gateway_ms, struct error *e)
 	    ev->dists, e);
 }
 
-static void
-respond(struct req *r, struct eval *ev, int64_t gateway_ms)
+static int
+put(struct buf *b, const char *s)
 {
-	json_object *body = ju_obj(), *o;
-
-	ju_add_str(body, "model", ev->model);
-	ju_add(body, "answers", json_object_get(ev->answers));
-	if (ev->ba.has_usage) {
-		o = ju_obj();
-		ju_add(o, "input_tokens", ju_int(ev->ba.input_tokens));
-		ju_add(o, "output_tokens", ju_int(ev->ba.output_tokens));
-		ju_add(body, "usage", o);
-	}
-	ju_add_str(body, "x_decision_id", ev->id);
-	ju_add_str(body, "x_backend", ev->backend.name);
-	ju_add(body, "x_schema", ju_ref(ev->sv.slug, ev->sv.version));
-	ju_add(body, "x_schema_version", ju_int(ev->sv.version));
-	if (ev->tv.version != 0)
-		ju_add(body, "x_template", ju_ref(ev->tv.slug, ev->tv.version));
-	o = ju_obj();
-	ju_add(o, "gateway", ju_int(gateway_ms));
-	ju_add(o, "backend", ju_int(ev->backend_ms));
-	ju_add(body, "x_latency_ms", o);
-	http_json(r, 200, body);
-	json_object_put(body);
+	return buf_adds(b, s) == BUF_OK ? 0 : -1;
 }
 
-/* Whether any answer of answers abstained. */
 static int
-abstained(json_object *answers)
+put_str(struct buf *b, const char *s)
 {
-	json_object	*x;
+	return ju_write_str(b, s, strlen(s));
+}
 
-	json_object_object_foreach(answers, name, a) {
-		(void)name;
-		if (json_object_object_get_ex(a, "x_abstain", &x) &&
-		    json_object_get_boolean(x))
-			return 1;
+/* lead (ending in "{\"id\":"), then id and version: a reference. */
+static int
+put_ref(struct buf *b, const char *lead, const char *id, int64_t version)
+{
+	return put(b, lead) == -1 || put_str(b, id) == -1 ||
+	    put(b, ",\"version\":") == -1 || ju_write_int(b, version) == -1 ||
+	    put(b, "}") == -1 ? -1 : 0;
+}
+
+/* The answer, written as text (json_util.h) in the order of its
+ * members: the answers as written once in build_answers().  0, or -1
+ * with e set when its memory (sized by the questions) ran out. */
+static int
+respond(struct req *r, struct eval *ev, int64_t gateway_ms,
+    struct error *e)
+{
+	struct buf	 b;
+	int		 rc;
+
+	buf_init(&b, ANSWER_TEXT_MAX);
+	rc = put(&b, "{\"model\":") == -1 || put_str(&b, ev->model) == -1 ||
+	    put(&b, ",\"answers\":") == -1 ||
+	    buf_add(&b, ev->answers_text.p, ev->answers_text.len) != BUF_OK;
+	if (!rc && ev->ba.has_usage)
+		rc = put(&b, ",\"usage\":{\"input_tokens\":") == -1 ||
+		    ju_write_int(&b, ev->ba.input_tokens) == -1 ||
+		    put(&b, ",\"output_tokens\":") == -1 ||
+		    ju_write_int(&b, ev->ba.output_tokens) == -1 ||
+		    put(&b, "}") == -1;
+	rc = rc || put(&b, ",\"x_decision_id\":") == -1 ||
+	    put_str(&b, ev->id) == -1 || put(&b, ",\"x_backend\":") == -1 ||
+	    put_str(&b, ev->backend.name) == -1 ||
+	    put_ref(&b, ",\"x_schema\":{\"id\":", ev->sv.slug,
+	    ev->sv.version) == -1 || put(&b, ",\"x_schema_version\":") == -1 ||
+	    ju_write_int(&b, ev->sv.version) == -1 ||
+	    (ev->tv.version != 0 && put_ref(&b, ",\"x_template\":{\"id\":",
+	    ev->tv.slug, ev->tv.version) == -1) ||
+	    put(&b, ",\"x_latency_ms\":{\"gateway\":") == -1 ||
+	    ju_write_int(&b, gateway_ms) == -1 ||
+	    put(&b, ",\"backend\":") == -1 ||
+	    ju_write_int(&b, ev->backend_ms) == -1 || put(&b, "}}") == -1;
+	if (rc) {
+		buf_free(&b);
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	}
+	http_raw(r, 200, "application/json", b.p, b.len);
+	buf_free(&b);
 	return 0;
 }
 
@@ -422,7 +487,7 @@ handle_systemone(struct req *r, struct error *e)
 	int64_t		gateway_ms;
 	int		rc = -1;
 
-	memset(&ev, 0, sizeof(ev));
+	eval_begin(&ev);
 	if (parse(r, &ev, e) == -1 || find_backend(r, &ev, e) == -1 ||
 	    admission_charge(r->store, r->settings, &r->app,
 	    1 + (int64_t)json_object_object_length(ev.questions), &ev.charge,
@@ -449,9 +514,14 @@ handle_systemone(struct req *r, struct error *e)
 		unanswered(r, &ev, e, 0);
 		goto out;
 	}
-	metrics_decision(ev.sv.slug, abstained(ev.answers));
+	metrics_decision(ev.sv.slug, ev.abstained);
 	memcpy(r->note.decision, ev.id, sizeof(r->note.decision));
-	respond(r, &ev, gateway_ms);
+	/* Recorded but not answered: a 503, given back what it was
+	 * charged, as a commit not synced. */
+	if (respond(r, &ev, gateway_ms, e) == -1) {
+		unanswered(r, &ev, e, 0);
+		goto out;
+	}
 	/* Asked once the answer has gone (main.c), if the version has
 	 * challengers that the decision id selects. */
 	challenger_queue(ev.id, ev.sv.schema_id, ev.sv.version, ev.state,

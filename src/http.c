@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "http.h"
 #include "json_util.h"
@@ -167,16 +168,57 @@ http_header(struct req *r, const char *name, const char *fmt, ...)
 	r->headers[r->nheaders++] = xasprintf("%s: %s\r\n", name, value);
 }
 
+/* n in decimal, at the end of d (24 bytes): its first digit. */
+static const char *
+decimal(char d[24], int64_t n)
+{
+	char		*p = d + 23;
+	uint64_t	 u = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
+
+	*p = '\0';
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (n < 0)
+		*--p = '-';
+	return p;
+}
+
+/* A header line of parts (NULL-terminated; an int64 where the part is
+ * "%"), as http_header() would have written it: the two RateLimit
+ * headers of every charged call, without printf. */
+static void
+header_line(struct req *r, const char *const *parts, const int64_t *v)
+{
+	struct buf	 b;
+	char		 d[24];
+
+	if (r->nheaders == HTTP_MAX_HEADERS)
+		return;
+	buf_init(&b, 512);
+	for (; *parts != NULL; parts++)
+		if (buf_adds(&b, strcmp(*parts, "%") == 0 ? decimal(d,
+		    *v++) : *parts) != BUF_OK)
+			xoom("a header");
+	r->headers[r->nheaders++] = buf_take(&b, NULL);
+	if (r->headers[r->nheaders - 1] == NULL)
+		xoom("a header");
+}
+
 void
 http_ratelimit(struct req *r, const struct ratelimit *rl)
 {
-	http_header(r, "RateLimit-Policy",
-	    "\"minute\";q=%lld;w=60, \"day\";q=%lld;w=86400",
-	    (long long)rl->rate, (long long)rl->quota);
-	http_header(r, "RateLimit", "\"minute\";r=%lld;t=%lld, "
-	    "\"day\";r=%lld;t=%lld", (long long)rl->rate_remaining,
-	    (long long)rl->rate_reset_s, (long long)rl->quota_remaining,
-	    (long long)rl->quota_reset_s);
+	static const char *const policy[] = { "RateLimit-Policy: "
+	    "\"minute\";q=", "%", ";w=60, \"day\";q=", "%", ";w=86400\r\n",
+	    NULL };
+	static const char *const left[] = { "RateLimit: \"minute\";r=", "%",
+	    ";t=", "%", ", \"day\";r=", "%", ";t=", "%", "\r\n", NULL };
+	const int64_t	 pv[] = { rl->rate, rl->quota };
+	const int64_t	 lv[] = { rl->rate_remaining, rl->rate_reset_s,
+	    rl->quota_remaining, rl->quota_reset_s };
+
+	header_line(r, policy, pv);
+	header_line(r, left, lv);
 }
 
 static const char *
@@ -208,26 +250,28 @@ static void
 head(struct req *r, int status, const char *type, size_t len, int chunked)
 {
 	FCGX_Stream	*out = r->fcgi->out;
-	char		 buf[512], length[48] = "";
-	int		 n;
+	char		 d[24];
 	size_t		 i;
 
 	r->responded = 1;
 	r->status = status;
-	/* FCGX_FPrintF knows no %zu: format here, write raw. */
-	if (!chunked)
-		snprintf(length, sizeof(length), "Content-Length: %zu\r\n",
-		    len);
-	n = snprintf(buf, sizeof(buf), "Status: %d %s\r\n"
-	    "Content-Type: %s\r\n"
-	    "%s"
-	    "Cache-Control: no-store\r\n"
-	    "x-service-request-id: %s\r\n"
-	    "x-typesafe-request-id: %s\r\n",
-	    status, reason(status), type, length, r->request_id,
-	    r->request_id);
-	FCGX_PutStr(buf, n < (int)sizeof(buf) ? n : (int)sizeof(buf) - 1,
+	/* Written in pieces into libfcgi's buffer, without printf. */
+	FCGX_PutS("Status: ", out);
+	FCGX_PutS(decimal(d, status), out);
+	FCGX_PutS(" ", out);
+	FCGX_PutS(reason(status), out);
+	FCGX_PutS("\r\nContent-Type: ", out);
+	FCGX_PutS(type, out);
+	if (!chunked) {
+		FCGX_PutS("\r\nContent-Length: ", out);
+		FCGX_PutS(decimal(d, (int64_t)len), out);
+	}
+	FCGX_PutS("\r\nCache-Control: no-store\r\nx-service-request-id: ",
 	    out);
+	FCGX_PutS(r->request_id, out);
+	FCGX_PutS("\r\nx-typesafe-request-id: ", out);
+	FCGX_PutS(r->request_id, out);
+	FCGX_PutS("\r\n", out);
 	for (i = 0; i < r->nheaders; i++)
 		FCGX_PutS(r->headers[i], out);
 	FCGX_PutS("\r\n", out);

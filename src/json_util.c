@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "json_util.h"
 #include "utf8.h"
@@ -237,6 +238,11 @@ ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 	return why;
 }
 
+/* The tokener of every body the process parses, reset after each it
+ * took: its levels (JU_MAX_DEPTH of them) are allocated and cleared
+ * once. */
+static json_tokener	*body_tok;
+
 json_object *
 ju_parse_body(const char *body, size_t len, struct error *e)
 {
@@ -264,10 +270,12 @@ ju_parse_body(const char *body, size_t len, struct error *e)
 		error_set(e, ERR_VALIDATION, "body", "is not valid UTF-8");
 		return NULL;
 	}
-	if ((tok = json_tokener_new_ex(JU_MAX_DEPTH)) == NULL) {
+	if (body_tok == NULL &&
+	    (body_tok = json_tokener_new_ex(JU_MAX_DEPTH)) == NULL) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 		return NULL;
 	}
+	tok = body_tok;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	obj = json_tokener_parse_ex(tok, body, (int)len);
 	jerr = json_tokener_get_error(tok);
@@ -294,7 +302,15 @@ ju_parse_body(const char *body, size_t len, struct error *e)
 		error_set(e, ERR_VALIDATION, path[0] ? path : "body", "%s",
 		    lossy);
 	}
-	json_tokener_free(tok);
+	/* After a body json-c did not take whole, the tokener may hold
+	 * state its reset leaves (half of a surrogate pair): a new one
+	 * parses the next. */
+	if (jerr == json_tokener_success)
+		json_tokener_reset(tok);
+	else {
+		json_tokener_free(tok);
+		body_tok = NULL;
+	}
 	return obj;
 }
 
@@ -733,11 +749,13 @@ num_printf(double d, char *buf, int from)
 	num_format(buf, d < 0, dig, x, 17);
 }
 
-json_object *
-ju_num(double d)
-{
-	char	 buf[NUM_MAX];
+_Static_assert(NUM_MAX == JU_NUM_MAX, "ju_num_text()'s buffer");
 
+/* d as ju_num() writes it, into buf; the value that text stands for (0
+ * for what is not finite, and for -0). */
+static double
+num_text(double d, char *buf)
+{
 	if (!isfinite(d))
 		d = 0;
 	if (d == 0) {
@@ -747,7 +765,23 @@ ju_num(double d)
 		num_printf(d, buf, fabs(d) >= 1e-8 && fabs(d) < 1e15 ? 16 :
 		    15);
 	if (strspn(buf, "-0123456789") == strlen(buf))
-		strncat(buf, ".0", sizeof(buf) - strlen(buf) - 1);
+		strncat(buf, ".0", NUM_MAX - strlen(buf) - 1);
+	return d;
+}
+
+size_t
+ju_num_text(double d, char *buf)
+{
+	num_text(d, buf);
+	return strlen(buf);
+}
+
+json_object *
+ju_num(double d)
+{
+	char	 buf[NUM_MAX];
+
+	d = num_text(d, buf);
 	return ju_must(json_object_new_double_s(d, buf));
 }
 
@@ -782,30 +816,59 @@ ju_add_time(json_object *obj, const char *key, int64_t ms)
 	ju_add(obj, key, ju_string(buf));
 }
 
-/* ju_freeze()'s serializer: the text kept at the freeze. */
-static int
-frozen_text(json_object *o, struct printbuf *pb, int level, int flags)
-{
-	const char *text = json_object_get_userdata(o);
+/* What json-c writes for each byte of a string under JU_WIRE: NULL for
+ * the byte itself, else its escape. */
+static const char *const escapes[0x20] = {
+	"\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005",
+	"\\u0006", "\\u0007", "\\b", "\\t", "\\n", "\\u000b", "\\f", "\\r",
+	"\\u000e", "\\u000f", "\\u0010", "\\u0011", "\\u0012", "\\u0013",
+	"\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019",
+	"\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
+};
 
-	(void)level;
-	(void)flags;
-	return printbuf_memappend(pb, text, (int)strlen(text));
+int
+ju_write_str(struct buf *b, const char *s, size_t len)
+{
+	const char	*esc;
+	size_t		 i, from = 0;
+	unsigned char	 c;
+	int		 rc = buf_add(b, "\"", 1);
+
+	for (i = 0; i < len && rc == BUF_OK; i++) {
+		c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : escapes[c];
+		if ((rc = buf_add(b, s + from, i - from)) == BUF_OK)
+			rc = buf_adds(b, esc);
+		from = i + 1;
+	}
+	if (rc == BUF_OK && (rc = buf_add(b, s + from, len - from)) ==
+	    BUF_OK)
+		rc = buf_add(b, "\"", 1);
+	return rc == BUF_OK ? 0 : -1;
 }
 
-void
-ju_freeze(json_object *o)
+int
+ju_write_int(struct buf *b, int64_t n)
 {
-	const char	*text;
-	char		*copy;
-	size_t		 len;
+	char		 d[24], *p = d + sizeof(d);
+	uint64_t	 u = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
 
-	text = json_object_to_json_string_length(o, JU_WIRE, &len);
-	if (text == NULL || (copy = malloc(len + 1)) == NULL)
-		return;		/* serialised each time, as before */
-	memcpy(copy, text, len + 1);
-	json_object_set_serializer(o, frozen_text, copy,
-	    json_object_free_userdata);
+	do
+		*--p = (char)('0' + u % 10);
+	while ((u /= 10) > 0);
+	if (n < 0)
+		*--p = '-';
+	return buf_add(b, p, (size_t)(d + sizeof(d) - p)) == BUF_OK ? 0 : -1;
+}
+
+int
+ju_write_num(struct buf *b, double d)
+{
+	char	 buf[NUM_MAX];
+
+	return buf_add(b, buf, ju_num_text(d, buf)) == BUF_OK ? 0 : -1;
 }
 
 json_object *

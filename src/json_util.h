@@ -92,11 +92,18 @@ void		 ju_add_time(json_object *obj, const char *key, int64_t ms);
 json_object	*ju_ref(const char *id, int64_t version);
 /* The flags every answer and stored value is serialised with. */
 #define JU_WIRE (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-/* Serialises o once with JU_WIRE and makes every later serialisation of
- * o, alone or inside another value, copy that text (o owns the copy):
- * for a value written more than once, as an answer is stored and then
- * answered.  o must not change afterwards, and is only ever serialised
- * with JU_WIRE.  Without memory for the copy, o stays as it was. */
-void		 ju_freeze(json_object *o);
+
+/* Writing JSON text straight, for a value built once and only written
+ * (an answer): the same bytes as json-c under JU_WIRE, without its
+ * objects.  Each appends to b: 0, or -1 when b is full or memory ran
+ * out. */
+struct buf;
+#define JU_NUM_MAX 40	/* bytes of ju_num_text()'s buffer */
+/* ju_num()'s text for d into buf (JU_NUM_MAX bytes); its length. */
+size_t		 ju_num_text(double d, char *buf);
+int		 ju_write_num(struct buf *b, double d);
+int		 ju_write_int(struct buf *b, int64_t n);
+/* A string of len bytes (NUL bytes too), quoted and escaped. */
+int		 ju_write_str(struct buf *b, const char *s, size_t len);
 
 #endif

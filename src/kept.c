@@ -2,6 +2,7 @@
  * storage engine (see kept.h). */
 #include "config.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +24,40 @@ release_version(void *row)
 	json_object_put(((struct schema_version *)row)->questions);
 }
 
-/* What each kind keeps, and how a copy shares what the row owns. */
+/* A backend's row has room for the longest options and for every
+ * replica, kilobytes an evaluation does not use: kept_get() copies what
+ * is used, the fields, the options up to their NUL and b->nurls URLs.
+ * The rest of the copy is left as it was: nothing reads a string past
+ * its NUL, nor urls[] past nurls. */
+static void
+copy_backend(void *out, const void *row)
+{
+	struct backend		*o = out;
+	const struct backend	*b = row;
+	size_t			 n;
+
+	memcpy(o, b, offsetof(struct backend, options));
+	n = strnlen(b->options, sizeof(b->options));
+	memcpy(o->options, b->options, n < sizeof(b->options) ? n + 1 : n);
+	memcpy(o->optval, b->optval, sizeof(b->optval));
+	o->nurls = b->nurls < BACKEND_MAX_URLS ? b->nurls : BACKEND_MAX_URLS;
+	memcpy(o->urls, b->urls, o->nurls * sizeof(b->urls[0]));
+}
+
+/* What each kind keeps, how kept_get() copies it (NULL: all its bytes)
+ * and how a copy shares what the row owns. */
 static const struct {
 	size_t	  size;
+	void	(*copy)(void *out, const void *row);
 	void	(*hold)(void *row);	/* a copy takes a reference */
 	void	(*release)(void *row);	/* the kept row drops its own */
 } kinds[KEPT__MAX] = {
-	[KEPT_KEY] = { sizeof(struct key_row), NULL, NULL },
-	[KEPT_APP] = { sizeof(struct app), NULL, NULL },
-	[KEPT_MATCH] = { sizeof(struct schema_version), hold_version,
+	[KEPT_KEY] = { sizeof(struct key_row), NULL, NULL, NULL },
+	[KEPT_APP] = { sizeof(struct app), NULL, NULL, NULL },
+	[KEPT_MATCH] = { sizeof(struct schema_version), NULL, hold_version,
 	    release_version },
-	[KEPT_BACKEND] = { sizeof(struct backend), NULL, NULL },
+	[KEPT_BACKEND] = { sizeof(struct backend), copy_backend, NULL,
+	    NULL },
 };
 
 struct kept {
@@ -122,7 +146,10 @@ kept_get(struct kept *m, enum kept_kind k, const char *key, void *out)
 	if (m == NULL || !m->valid || m->slots[k][i].row == NULL ||
 	    strcmp(m->slots[k][i].key, key) != 0)
 		return 0;
-	memcpy(out, m->slots[k][i].row, kinds[k].size);
+	if (kinds[k].copy)
+		kinds[k].copy(out, m->slots[k][i].row);
+	else
+		memcpy(out, m->slots[k][i].row, kinds[k].size);
 	if (kinds[k].hold)
 		kinds[k].hold(out);
 	return 1;

@@ -37,7 +37,9 @@ void		 kept_end(struct kept *m);
 /* The generation of the rows kept; -1 none. */
 int64_t		 kept_generation(const struct kept *m);
 /* 1 with the row kept under key copied into out (sharing what it owns
- * by reference), or 0: not kept, or not inside a snapshot. */
+ * by reference; of a backend, what it uses: the room past the options'
+ * NUL and past its nurls URLs is left as out had it), or 0: not kept,
+ * or not inside a snapshot. */
 int		 kept_get(struct kept *m, enum kept_kind k, const char *key,
 		    void *out);
 /* Keeps a copy of row under key, inside a snapshot only. */

@@ -36,7 +36,14 @@
 #define FINGERPRINT_TAG	"evalgate-fingerprint-1"
 #define SORT_CAP	256	/* keys sorted on the stack; beyond, by selection */
 
-typedef crypto_hash_sha256_state hashst;
+/* The fingerprint's encoding goes to SHA-256 through a buffer: one
+ * update per buffer filled rather than two per field, the same bytes
+ * hashed. */
+typedef struct {
+	crypto_hash_sha256_state	 sha;
+	size_t				 len;
+	unsigned char			 buf[1024];
+} hashst;
 
 struct kv {
 	const char	*key;
@@ -148,6 +155,21 @@ criteria_of(json_object *question)
 	return json_object_object_get_ex(question, "criteria", &c) ? c : NULL;
 }
 
+static void
+hash_bytes(hashst *st, const void *p, size_t n)
+{
+	if (n > sizeof(st->buf) - st->len) {
+		crypto_hash_sha256_update(&st->sha, st->buf, st->len);
+		st->len = 0;
+		if (n >= sizeof(st->buf)) {
+			crypto_hash_sha256_update(&st->sha, p, n);
+			return;
+		}
+	}
+	memcpy(st->buf + st->len, p, n);
+	st->len += n;
+}
+
 /* Length-prefixed field and count of the fingerprint encoding. */
 static void
 hash_count(hashst *st, uint64_t n)
@@ -159,14 +181,14 @@ hash_count(hashst *st, uint64_t n)
 		b[i] = (unsigned char)(n & 0xff);
 		n >>= 8;
 	}
-	crypto_hash_sha256_update(st, b, sizeof(b));
+	hash_bytes(st, b, sizeof(b));
 }
 
 static void
 hash_field(hashst *st, const char *s, size_t len)
 {
 	hash_count(st, len);
-	crypto_hash_sha256_update(st, (const unsigned char *)s, len);
+	hash_bytes(st, s, len);
 }
 
 static int
@@ -529,14 +551,16 @@ question_fingerprint(json_object *questions,
 	hashst		 st;
 	unsigned char	 digest[crypto_hash_sha256_BYTES];
 
-	crypto_hash_sha256_init(&st);
+	crypto_hash_sha256_init(&st.sha);
+	st.len = 0;
 	hash_field(&st, FINGERPRINT_TAG, strlen(FINGERPRINT_TAG));
 	if (json_object_is_type(questions, json_type_object)) {
 		hash_count(&st, (uint64_t)json_object_object_length(questions));
 		sorted_foreach(questions, &st, hash_question);
 	} else
 		hash_count(&st, 0);
-	crypto_hash_sha256_final(&st, digest);
+	crypto_hash_sha256_update(&st.sha, st.buf, st.len);
+	crypto_hash_sha256_final(&st.sha, digest);
 	sodium_bin2hex(hex, QUESTION_FINGERPRINT_LEN + 1, digest,
 	    sizeof(digest));
 }

@@ -207,12 +207,12 @@ int	 store_template_each(struct store *st,
 /* Decisions: one per successful evaluation.
  *
  * Records d with, per question of questions (in order), its answer and
- * its untempered distribution (members of answers and dists, borrowed),
- * and adds its quota units to the day's counter, in one write
- * transaction. */
+ * its untempered distribution, as the JSON text they are stored as
+ * (answers[i] and dists[i] for the i-th question, borrowed), and adds
+ * its quota units to the day's counter, in one write transaction. */
 int	 store_decision_insert(struct store *st, const struct decision *d,
-	    json_object *questions, json_object *answers, json_object *dists,
-	    struct error *e);
+	    json_object *questions, const char *const *answers,
+	    const char *const *dists, struct error *e);
 
 /* Decision id (lowercase) of application app_id (0: of any application),
  * answers and outcomes included: 1, 0 (unknown or another application's:

@@ -102,8 +102,9 @@
 	    template_version *, void *), void *arg, struct error *e), (st, fn, \
 	    arg, e)) \
 	X(int, decision_insert, (struct store *st, const struct decision *d, \
-	    json_object *questions, json_object *answers, json_object *dists, \
-	    struct error *e), (st, d, questions, answers, dists, e)) \
+	    json_object *questions, const char *const *answers, \
+	    const char *const *dists, struct error *e), (st, d, questions, \
+	    answers, dists, e)) \
 	X(int, decision_get, (struct store *st, const char *id, int64_t \
 	    app_id, struct decision_row *d, struct error *e), (st, id, app_id, \
 	    d, e)) \

@@ -32,7 +32,8 @@ compact(json_object *o)
 /* One array per column of the answers, in question order. */
 static void
 answer_arrays(struct pg_array a[ANS__MAX], const struct decision *d,
-    json_object *questions, json_object *answers, json_object *dists)
+    json_object *questions, const char *const *answers,
+    const char *const *dists)
 {
 	json_object	*type;
 	size_t		 pos = 0;
@@ -43,10 +44,8 @@ answer_arrays(struct pg_array a[ANS__MAX], const struct decision *d,
 		pg_array_add(&a[ANS_QUESTION], name);
 		pg_array_add(&a[ANS_TYPE], type != NULL ?
 		    json_object_get_string(type) : NULL);
-		pg_array_add(&a[ANS_DIST],
-		    compact(json_object_object_get(dists, name)));
-		pg_array_add(&a[ANS_ANSWER],
-		    compact(json_object_object_get(answers, name)));
+		pg_array_add(&a[ANS_DIST], dists[pos]);
+		pg_array_add(&a[ANS_ANSWER], answers[pos]);
 		pg_array_add_double(&a[ANS_MASS],
 		    d->label_mass != NULL ? &d->label_mass[pos] : NULL);
 		pos++;
@@ -55,8 +54,8 @@ answer_arrays(struct pg_array a[ANS__MAX], const struct decision *d,
 
 int
 pg_decision_insert(struct store *pg, const struct decision *d,
-    json_object *questions, json_object *answers, json_object *dists,
-    struct error *e)
+    json_object *questions, const char *const *answers,
+    const char *const *dists, struct error *e)
 {
 	struct pg_array		 a[ANS__MAX];
 	struct pg_params	 p;

@@ -86,7 +86,7 @@ text(struct buf *b, const char *s, int *bad)
  * (STORE_RECORD_MAX) or memory ran out. */
 static int
 encode(struct buf *b, const struct decision *d, json_object *questions,
-    json_object *answers, json_object *dists)
+    const char *const *answers, const char *const *dists)
 {
 	size_t			 n = (size_t)json_object_object_length(questions);
 	struct rec		 r;
@@ -122,10 +122,8 @@ encode(struct buf *b, const struct decision *d, json_object *questions,
 		json_object_object_get_ex(q, "type", &type);
 		a.name = text(b, name, &bad);
 		a.type = text(b, json_object_get_string(type), &bad);
-		a.distribution = text(b,
-		    compact(json_object_object_get(dists, name)), &bad);
-		a.answer = text(b,
-		    compact(json_object_object_get(answers, name)), &bad);
+		a.distribution = text(b, dists[i], &bad);
+		a.answer = text(b, answers[i], &bad);
 		if ((a.has_mass = d->label_mass != NULL))
 			a.label_mass = d->label_mass[i];
 		memcpy(b->p + sizeof(r) + i++ * sizeof(a), &a, sizeof(a));
@@ -370,8 +368,8 @@ write_decision(struct store *st, struct error *e)
 
 int
 sq_decision_insert(struct store *st, const struct decision *d,
-    json_object *questions, json_object *answers, json_object *dists,
-    struct error *e)
+    json_object *questions, const char *const *answers,
+    const char *const *dists, struct error *e)
 {
 	int rc;
 

@@ -1,6 +1,7 @@
 /* utf8.c: strict UTF-8 checking and repair (see utf8.h). */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "utf8.h"
@@ -44,13 +45,29 @@ sequence(const unsigned char *p, size_t avail)
 	return 1 + (size_t)l->more;
 }
 
+/* Bytes of ASCII at p (len bytes), counted eight at a time: the prefix
+ * of whole words of eight below 0x80. */
+static size_t
+ascii_run(const unsigned char *p, size_t len)
+{
+	uint64_t	 w;
+	size_t		 i = 0;
+
+	for (; len - i >= sizeof(w); i += sizeof(w)) {
+		memcpy(&w, p + i, sizeof(w));
+		if ((w & 0x8080808080808080ULL) != 0)
+			break;
+	}
+	return i;
+}
+
 int
 utf8_valid(const char *s, size_t len)
 {
 	const unsigned char	*p = (const unsigned char *)s;
 	size_t			 i = 0, n;
 
-	while (i < len) {
+	while ((i += ascii_run(p + i, len - i)) < len) {
 		if ((n = sequence(p + i, len - i)) == 0)
 			return 0;
 		i += n;
@@ -75,9 +92,10 @@ utf8_scrub(char *s)
 size_t
 utf8_count(const char *s, size_t len)
 {
-	size_t	 i, n = 0;
+	size_t	 i, n;
 
-	for (i = 0; i < len; i++)
+	n = i = ascii_run((const unsigned char *)s, len);
+	for (; i < len; i++)
 		n += ((unsigned char)s[i] & 0xc0) != 0x80;
 	return n;
 }

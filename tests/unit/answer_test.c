@@ -1,7 +1,8 @@
 /* answer_test.c: TAP tests of answer.c against hand-computed values —
  * renormalisation and its refusals, temperature, the answer objects of
  * every type, abstention at the threshold boundary, extreme temperatures,
- * and the serialised form of the numbers. */
+ * and the serialised form of the numbers; the text answer_write() and
+ * answer_distribution_write() make, byte for byte what json-c writes. */
 #include "config.h"
 
 #include <math.h>
@@ -12,6 +13,8 @@
 #include <json-c/json.h>
 
 #include "answer.h"
+#include "buf.h"
+#include "json_util.h"
 #include "question.h"
 #include "tap.h"
 
@@ -365,6 +368,96 @@ test_extreme(void)
 	json_object_put(q);
 }
 
+/* Whether the text in b is what json-c writes again for the value it
+ * parses to (JU_WIRE): escapes, order and punctuation as json-c's. */
+static int
+as_json_c(const struct buf *b, const char *name)
+{
+	json_object	*o = b->p != NULL ? ju_parse(b->p) : NULL;
+	const char	*again = o != NULL ?
+			    json_object_to_json_string_ext(o, JU_WIRE) : NULL;
+	int		 same = again != NULL && strcmp(again, b->p) == 0;
+
+	if (!same)
+		printf("# %s: wrote %s, json-c writes %s\n", name,
+		    b->p ? b->p : "(nothing)", again ? again : "(no JSON)");
+	json_object_put(o);
+	return same;
+}
+
+/* The text writers, on keys and labels that need escapes (quotes,
+ * backslashes, control bytes, NUL inside a label), a slash json-c keeps
+ * as is under JU_WIRE, UTF-8, and each type. */
+static void
+test_write(void)
+{
+	static const char *const qs[] = {
+		"{\"type\":\"choice\",\"criteria\":{\"a\\\"b\":\"x\","
+		"\"c\\\\d/e\":\"y\",\"\\u0001\\t\\n\\u001f\\u007f\":\"z\","
+		"\"\u00e9t\u00e9\":\"w\"}}",
+		"{\"type\":\"score\",\"criteria\":[\"lo\\u0000w\",\"m/id\","
+		"\"h\\\"i\\\\gh\",\"\\b\\f\\r\"]}",
+		"{\"type\":\"noul\",\"criteria\":{\"true\":\"t\"}}",
+	};
+	double		 p[4] = { 0.1, 0.2, 0.3, 0.4 }, two[2] = { 0.7, 0.3 };
+	double		 p12[12];
+	json_object	*q, *a;
+	struct buf	 b;
+	size_t		 i, n;
+	int		 rc;
+
+	buf_init(&b, ANSWER_TEXT_MAX);
+	for (i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		q = parse(qs[i]);
+		n = question_arity(q);
+		buf_reset(&b);
+		rc = answer_write(&b, q, n == 2 ? two : p, n, 0.7, 0.5);
+		ok(rc >= 0 && as_json_c(&b, "answer"),
+		    "answer_write (%s): as json-c writes it",
+		    question_type_name(question_type(q)));
+		a = answer_build(q, n == 2 ? two : p, n, 0.7, 0.5);
+		is_str(a ? json_object_to_json_string_ext(a, JU_WIRE) : "",
+		    b.p, "  answer_build is that text");
+		json_object_put(a);
+		buf_reset(&b);
+		ok(answer_distribution_write(&b, q, n == 2 ? two : p, n) == 0 &&
+		    as_json_c(&b, "distribution"),
+		    "  the distribution: as json-c writes it");
+		json_object_put(q);
+	}
+	/* What a round trip through json-c cannot tell: a label cut at its
+	 * NUL would read back the same. */
+	q = parse(qs[1]);
+	buf_reset(&b);
+	ok(answer_write(&b, q, p, 4, 1, 0) == 0 &&
+	    strstr(b.p, "\"0\":\"lo\\u0000w\",\"1\":\"m/id\"") != NULL,
+	    "a label's NUL and slash as json-c writes them: %s", b.p);
+	json_object_put(q);
+	/* Levels past 9: their keys have two digits. */
+	q = parse("{\"type\":\"score\",\"criteria\":[\"a\",\"b\",\"c\","
+	    "\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\",\"k\",\"l\"]}");
+	for (i = 0; i < 12; i++)
+		p12[i] = 1.0 / 12;
+	buf_reset(&b);
+	ok(answer_write(&b, q, p12, 12, 1, 0) == 0 && as_json_c(&b, "12") &&
+	    strstr(b.p, ",\"10\":\"k\",\"11\":\"l\"}") != NULL &&
+	    strstr(b.p, ",\"11\":0.08333333333333333}") != NULL,
+	    "twelve levels: keys 0 to 11");
+	json_object_put(q);
+	q = parse(qs[2]);
+	buf_reset(&b);
+	ok(answer_write(&b, q, two, 2, 1, 0.71) == 1 &&
+	    strstr(b.p, "\"x_abstain\":true") != NULL, "abstains: 1");
+	buf_reset(&b);
+	ok(answer_write(&b, q, two, 2, 1, 0.7) == 0 &&
+	    strstr(b.p, "\"x_abstain\":false") != NULL, "does not: 0");
+	ok(answer_write(&b, q, two, 3, 1, 0.7) == -1 &&
+	    answer_distribution_write(&b, q, two, 3) == -1,
+	    "n not the arity: -1");
+	json_object_put(q);
+	buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -374,5 +467,6 @@ main(void)
 	test_score();
 	test_noul();
 	test_extreme();
+	test_write();
 	return tap_done();
 }

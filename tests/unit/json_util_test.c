@@ -1,8 +1,9 @@
 /* json_util_test: ju_lossy(), what json-c accepts but would not keep as
  * sent, and the place it names; ju_parse_body() refusing it; and the
  * getters reading members by path ("x_schema.id"), refusals naming the
- * whole path as the field; ju_freeze(); ju_num()'s text against
- * printf's. */
+ * whole path as the field; ju_num()'s text against
+ * printf's; ju_write_str() and ju_write_int() against json-c's own
+ * text. */
 #include "config.h"
 
 #include <math.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "json_util.h"
 #include "xalloc.h"
 #include "tap.h"
@@ -146,33 +148,62 @@ test_paths(void)
 	json_object_put(o);
 }
 
-/* ju_freeze(): the same text alone and inside a parent, written from the
- * copy kept at the freeze. */
+/* ju_write_str(): the bytes json-c writes for the same string with
+ * JU_WIRE, each byte alone (NUL too) and all of them in one string;
+ * ju_write_num() as ju_num(), ju_write_int() as ju_int(). */
 static void
-test_freeze(void)
+test_write(void)
 {
-	json_object	*a, *parent;
-	char		*before, *inside;
+	struct buf	 b;
+	json_object	*s;
+	char		 all[256];
+	int		 c, same = 1;
 
-	a = ju_parse("{\"choice\": \"a/b\", \"p\": {\"x\": 0.25, "
-	    "\"y\": [1, 2.5, null, true]}, \"s\": \"\\u00e9\\n\"}");
-	parent = ju_obj();
-	ju_add(parent, "k", json_object_get(a));
-	before = xstrdup(json_object_to_json_string_ext(a, JU_WIRE));
-	inside = xstrdup(json_object_to_json_string_ext(parent, JU_WIRE));
-	ju_freeze(a);
-	ok(strcmp(json_object_to_json_string_ext(a, JU_WIRE), before) == 0,
-	    "frozen: the same text alone: %s", before);
-	ok(strcmp(json_object_to_json_string_ext(parent, JU_WIRE), inside) ==
-	    0, "and inside a parent");
-	/* A change after the freeze is not written: the copy is. */
-	ju_add(a, "late", ju_int(1));
-	ok(strcmp(json_object_to_json_string_ext(parent, JU_WIRE), inside) ==
-	    0, "the text kept at the freeze is what is written");
-	free(before);
-	free(inside);
-	json_object_put(a);
-	json_object_put(parent);
+	buf_init(&b, 1 << 16);
+	for (c = 0; c < 256; c++) {
+		all[c] = (char)c;
+		buf_reset(&b);
+		s = json_object_new_string_len(all + c, 1);
+		if (ju_write_str(&b, all + c, 1) == -1 || strcmp(b.p,
+		    json_object_to_json_string_ext(s, JU_WIRE)) != 0) {
+			printf("# byte 0x%02x: %s\n", c, b.p ? b.p : "(none)");
+			same = 0;
+		}
+		json_object_put(s);
+	}
+	ok(same, "ju_write_str: each byte as json-c writes it");
+	buf_reset(&b);
+	s = json_object_new_string_len(all, (int)sizeof(all));
+	ok(ju_write_str(&b, all, sizeof(all)) == 0 && b.len == strlen(
+	    json_object_to_json_string_ext(s, JU_WIRE)) && memcmp(b.p,
+	    json_object_to_json_string_ext(s, JU_WIRE), b.len) == 0,
+	    "  and all 256 in one string");
+	json_object_put(s);
+	buf_reset(&b);
+	s = ju_num(0.1 + 0.2);
+	ok(ju_write_num(&b, 0.1 + 0.2) == 0 && strcmp(b.p,
+	    json_object_to_json_string_ext(s, JU_WIRE)) == 0,
+	    "ju_write_num as ju_num: %s", b.p);
+	json_object_put(s);
+	{
+		static const int64_t ints[] = { 0, 7, -1, 10, 1234567890123,
+		    INT64_MAX, INT64_MIN };
+		size_t i;
+
+		same = 1;
+		for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
+			buf_reset(&b);
+			s = ju_int(ints[i]);
+			if (ju_write_int(&b, ints[i]) == -1 || strcmp(b.p,
+			    json_object_to_json_string_ext(s, JU_WIRE)) != 0) {
+				printf("# %s\n", b.p ? b.p : "(none)");
+				same = 0;
+			}
+			json_object_put(s);
+		}
+		ok(same, "ju_write_int as json-c, INT64_MIN and MAX too");
+	}
+	buf_free(&b);
 }
 
 /* What ju_num() writes, by printf and strtod alone: the first of %.15g,
@@ -297,6 +328,26 @@ main(void)
 		json_object_put(o);
 		error_clear(&e);
 	}
+	/* One tokener parses every body: one cut short, nested, leaves
+	 * nothing behind for the next. */
+	o = ju_parse_body("{\"a\": [{\"b\": [1,", 16, &e);
+	ok(o == NULL && e.code == ERR_VALIDATION, "a body cut short: refused");
+	error_clear(&e);
+	o = ju_parse_body("{\"c\": 2}", 8, &e);
+	ok(o != NULL && json_object_object_length(o) == 1 &&
+	    json_object_object_get_ex(o, "c", NULL), "  the next body whole");
+	json_object_put(o);
+	/* Nor one cut after half of a surrogate pair: the next body's
+	 * escape is its own character, not a pair's second half. */
+	o = ju_parse_body("{\"a\": \"\\ud83d", 13, &e);
+	ok(o == NULL && e.code == ERR_VALIDATION,
+	    "a body cut after \\ud83d: refused");
+	error_clear(&e);
+	o = ju_parse_body("{\"b\": \"\\u00e9\"}", 15, &e);
+	ok(o != NULL && strcmp(ju_str(o, "b"), "\xc3\xa9") == 0,
+	    "  the next body's \\u00e9 is \u00e9 alone");
+	json_object_put(o);
+	error_clear(&e);
 	/* A path longer than the buffer is cut, never overrun. */
 	text = "{\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaaaaaaaaaa\": {\"b\": NaN}}";
@@ -331,7 +382,7 @@ main(void)
 		free(copy);
 	}
 	test_paths();
-	test_freeze();
+	test_write();
 	test_num();
 	return tap_done();
 }

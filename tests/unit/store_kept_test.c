@@ -11,7 +11,7 @@
  * the snapshot there.  A cool-down is looked up only while the cache may
  * hold one: a cool-down put by hand is not seen until the host writes
  * one, one that ended long ago is none, and each written is seen at
- * once. */
+ * once.  A kept backend is copied out as far as it is used (kept.c). */
 #include "config.h"
 
 #include <stdio.h>
@@ -22,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "clock.h"
+#include "kept.h"
 #include "settings.h"
 #include "shm.h"
 #include "store.h"
@@ -99,6 +100,46 @@ request(struct store *st)
 #define DECISION "INSERT INTO audit_log (at_ms, actor, action, target)" \
 	" VALUES (1, 'test', 'decision', 'x')"
 
+/* kept_get() of a backend: its fields, options and URLs as kept, and
+ * the room past them left as the caller had it. */
+static void
+test_backend_copy(void)
+{
+	struct kept	*m = kept_new();
+	struct backend	*b = calloc(1, sizeof(*b)), *out = malloc(sizeof(*b));
+
+	b->id = 7;
+	snprintf(b->name, sizeof(b->name), "up");
+	snprintf(b->kind, sizeof(b->kind), "systemone");
+	b->enabled = 1;
+	b->timeout_ms = 1500;
+	snprintf(b->options, sizeof(b->options), "{\"a\":1}");
+	b->optval[2] = 42;
+	b->nurls = 2;
+	snprintf(b->urls[0], sizeof(b->urls[0]), "http://a");
+	snprintf(b->urls[1], sizeof(b->urls[1]), "http://b");
+	kept_begin(m, 1);
+	kept_put(m, KEPT_BACKEND, "7", b);
+	memset(out, 0xaa, sizeof(*out));
+	ok(kept_get(m, KEPT_BACKEND, "7", out) == 1, "a kept backend");
+	ok(out->id == 7 && strcmp(out->name, "up") == 0 &&
+	    strcmp(out->kind, "systemone") == 0 && out->enabled == 1 &&
+	    out->timeout_ms == 1500 && strcmp(out->options, "{\"a\":1}") ==
+	    0 && out->optval[2] == 42 && out->optval[0] == 0 &&
+	    out->nurls == 2 && strcmp(out->urls[0], "http://a") == 0 &&
+	    strcmp(out->urls[1], "http://b") == 0,
+	    "  its fields, options and URLs as kept");
+	ok((unsigned char)out->options[8] == 0xaa &&
+	    (unsigned char)out->urls[2][0] == 0xaa,
+	    "  the room past them not copied");
+	kept_end(m);
+	ok(kept_get(m, KEPT_BACKEND, "7", out) == 0, "  none outside a "
+	    "snapshot");
+	kept_free(m);
+	free(b);
+	free(out);
+}
+
 int
 main(void)
 {
@@ -109,6 +150,7 @@ main(void)
 	char		 err[256], q[256];
 	int64_t		 now;
 
+	test_backend_copy();
 	snprintf(dir, sizeof(dir), "/tmp/evalgate-kept-XXXXXX");
 	if (mkdtemp(dir) == NULL)
 		return 1;
