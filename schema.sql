@@ -4,7 +4,8 @@
 -- sets PRAGMA user_version; sql/migrate-N.sql takes a database from
 -- version N - 1 to N, and a new one runs them too (they are no-ops where
 -- this file already has what they add; the catalog generation's
--- triggers are in sql/migrate-3.sql only, and the columns that
+-- triggers are in sql/migrate-3.sql only (those of schema_challengers in
+-- sql/migrate-9.sql), and the columns that
 -- sql/migrate-4.sql adds, which SQLite cannot add only if missing, are
 -- not here: api_keys.secret_check, backends.max_in_flight; nor those of
 -- sql/migrate-5.sql: decision_answers.label_mass (and the openai
@@ -165,8 +166,9 @@ CREATE TABLE challenger_answers (
 ) WITHOUT ROWID;
 
 -- Counts the changes to the tables above (applications to template
--- versions): the triggers of sql/migrate-3.sql bump it, and each
--- worker drops the catalog rows it keeps when it moves (store_kept.c).
+-- versions, and schema_challengers): the triggers of sql/migrate-3.sql
+-- and sql/migrate-9.sql bump it, and each worker drops the catalog rows
+-- it keeps when it moves (src/kept.h).
 CREATE TABLE catalog_generation (
 	n		INTEGER NOT NULL
 );

@@ -6,7 +6,10 @@
 -- after the client is answered.  challenger_answers: what each one
 -- answered, one row per decision and challenger, deleted with its
 -- decision.  schema.sql has both tables too (a new database runs this
--- step after it: IF NOT EXISTS).
+-- step after it: IF NOT EXISTS).  A version's challengers are kept by
+-- the workers with the other catalog rows (src/kept.h): the triggers
+-- below bump the catalog generation, as sql/migrate-3.sql's do for the
+-- tables before them, each on one line.
 CREATE TABLE IF NOT EXISTS schema_challengers (
 	schema_id	INTEGER NOT NULL REFERENCES schemas(id),
 	version		INTEGER NOT NULL,
@@ -28,3 +31,7 @@ CREATE TABLE IF NOT EXISTS challenger_answers (
 	recorded_at_ms	INTEGER NOT NULL,
 	PRIMARY KEY (decision_id, backend)
 ) WITHOUT ROWID;
+
+CREATE TRIGGER IF NOT EXISTS schema_challengers_insert AFTER insert ON schema_challengers BEGIN UPDATE catalog_generation SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS schema_challengers_update AFTER update ON schema_challengers BEGIN UPDATE catalog_generation SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS schema_challengers_delete AFTER delete ON schema_challengers BEGIN UPDATE catalog_generation SET n = n + 1; END;

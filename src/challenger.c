@@ -16,49 +16,40 @@
 #include "metrics.h"
 #include "question.h"
 
-/* The job handed over by the request just answered; id "" none. */
+/* The job handed over by the request just answered; n 0 none. */
 static struct {
-	char		 id[UUID7_LEN + 1];
-	int64_t		 schema_id;
-	int64_t		 version;
-	json_object	*state;		/* owned: a reference */
-	json_object	*questions;	/* owned: a reference */
-} job;
-
-/* The challengers of the job's version, as read. */
-struct chosen {
+	char			 id[UUID7_LEN + 1];
 	size_t			 n;
-	struct challenger	 c[CHALLENGER_MAX];
-};
+	struct challenger	 c[CHALLENGER_MAX];	/* chosen, n used */
+	json_object		*state;		/* owned: a reference */
+	json_object		*questions;	/* owned: a reference */
+} job;
 
 static void
 job_clear(void)
 {
 	json_object_put(job.state);
 	json_object_put(job.questions);
-	memset(&job, 0, sizeof(job));
+	job.state = job.questions = NULL;
+	job.n = 0;
 }
 
 void
-challenger_queue(const char *id, int64_t schema_id, int64_t version,
+challenger_queue(const char *id, const struct challenger_list *list,
     json_object *state, json_object *questions)
 {
+	size_t i;
+
 	job_clear();
+	for (i = 0; i < list->n && job.n < CHALLENGER_MAX; i++)
+		if (cmp_to_challenger(id, list->c[i].backend,
+		    list->c[i].share))
+			job.c[job.n++] = list->c[i];
+	if (job.n == 0)
+		return;
 	snprintf(job.id, sizeof(job.id), "%s", id);
-	job.schema_id = schema_id;
-	job.version = version;
 	job.state = json_object_get(state);
 	job.questions = json_object_get(questions);
-}
-
-static void
-chosen_add(const struct challenger *c, void *arg)
-{
-	struct chosen *ch = arg;
-
-	if (ch->n < CHALLENGER_MAX && cmp_to_challenger(job.id, c->backend,
-	    c->share))
-		ch->c[ch->n++] = *c;
 }
 
 /* The untempered distributions of a for questions, question by
@@ -151,29 +142,16 @@ void
 challenger_run(struct store *st, const struct settings *s,
     const volatile sig_atomic_t *stopping, int (*waiting)(void))
 {
-	struct chosen			 ch;
 	struct error			 e = { 0 };
 	enum metrics_challenger		 o;
 	size_t				 i;
-	int				 rc;
 
-	if (job.id[0] == '\0')
-		return;
-	ch.n = 0;
-	store_read_begin(st);
-	rc = store_challenger_each(st, job.schema_id, job.version, chosen_add,
-	    &ch, &e);
-	store_read_end(st);
-	if (rc == -1) {
-		log_warn("challengers of decision %s: %s", job.id, e.message);
-		error_clear(&e);
-	}
-	for (i = 0; i < ch.n; i++) {
-		o = ask(st, s, &ch.c[i], stopping, waiting, &e);
-		metrics_challenger(ch.c[i].backend, o);
+	for (i = 0; i < job.n; i++) {
+		o = ask(st, s, &job.c[i], stopping, waiting, &e);
+		metrics_challenger(job.c[i].backend, o);
 		if (o == MC_FAILED)
 			log_warn("challenger '%s' of decision %s: %s",
-			    ch.c[i].backend, job.id, e.message);
+			    job.c[i].backend, job.id, e.message);
 		error_clear(&e);
 	}
 	job_clear();

@@ -1,11 +1,12 @@
 /* challenger.h: asking a schema version's challengers after the client
  * is answered (README, "Challengers"; doc/design.md, section 22).
  *
- * The evaluation hands over a pending job once its decision is recorded
- * and its answer written (challenger_queue()); the worker runs it after
- * FCGX_Finish_r(), once the web server has the whole response
- * (challenger_run()).  The job reads the version's challengers, keeps
- * those the hash of the decision id selects, asks each with
+ * The evaluation looks up its version's challengers in its own read
+ * snapshot (store_challenger_list(), kept with the catalog rows) and,
+ * once its decision is recorded and its answer written, hands over a
+ * job of those the hash of the decision id selects (challenger_queue());
+ * the worker runs it after FCGX_Finish_r(), once the web server has the
+ * whole response (challenger_run()).  The job asks each with
  * backend_challenge() (never waiting for room in flight), and records
  * what each answered beside the decision.  Nothing of it reaches the
  * client: not its answer, its latency nor its charge.  One job at a
@@ -25,10 +26,12 @@ struct settings;
 /* The challengers of one version asked for one decision, at most. */
 #define CHALLENGER_MAX	8
 
-/* Hands over the job of decision id of version of schema_id: state and
- * questions (borrowed, validated) are held (a reference each) until
- * challenger_run() or the next challenger_queue() drops them. */
-void	challenger_queue(const char *id, int64_t schema_id, int64_t version,
+/* Hands over the job of decision id: those of list (borrowed, its
+ * version's challengers) that the hash of id selects, CHALLENGER_MAX
+ * at most.  When it selects some, state and questions (borrowed,
+ * validated) are held (a reference each) until challenger_run() or the
+ * next challenger_queue() drops them; when none, no job is left. */
+void	challenger_queue(const char *id, const struct challenger_list *list,
 	    json_object *state, json_object *questions);
 
 /* Runs the job handed over, if any, on st (no transaction open), then

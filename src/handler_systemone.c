@@ -55,6 +55,9 @@ struct eval {
 	/* Last: of its kilobytes, eval_begin() clears what is read before
 	 * find_backend() fills it. */
 	struct backend		 backend;
+	/* The version's challengers, as find_backend() looked them up: n
+	 * cleared, c[] written only as far as n. */
+	struct challenger_list	 challengers;
 };
 
 /* A new working set: all cleared but the room of the backend's options
@@ -64,6 +67,7 @@ eval_begin(struct eval *ev)
 {
 	memset(ev, 0, offsetof(struct eval, backend) +
 	    offsetof(struct backend, options));
+	ev->challengers.n = 0;
 }
 
 static void
@@ -261,9 +265,11 @@ parse(struct req *r, struct eval *ev, struct error *e)
 	return resolve_schema(r, ev, xs, e);
 }
 
-/* The schema's backend, read in the request's snapshot with the other
- * catalog rows (a worker keeps them between requests); whether it is
- * enabled is decided after admission, like any other backend failure. */
+/* The schema's backend and, if it is enabled, the version's
+ * challengers, read in the request's snapshot with the other catalog
+ * rows (a worker keeps them between requests: a version without
+ * challengers costs no read); whether the backend is enabled is decided
+ * after admission, like any other backend failure. */
 static int
 find_backend(struct req *r, struct eval *ev, struct error *e)
 {
@@ -272,7 +278,12 @@ find_backend(struct req *r, struct eval *ev, struct error *e)
 
 	if (rc == 0)
 		ev->backend.enabled = 0;
-	return rc == -1 ? -1 : 0;
+	if (rc == -1)
+		return -1;
+	if (!ev->backend.enabled)
+		return 0;
+	return store_challenger_list(r->store, ev->sv.schema_id,
+	    ev->sv.version, &ev->challengers, e);
 }
 
 static int
@@ -524,8 +535,7 @@ handle_systemone(struct req *r, struct error *e)
 	}
 	/* Asked once the answer has gone (main.c), if the version has
 	 * challengers that the decision id selects. */
-	challenger_queue(ev.id, ev.sv.schema_id, ev.sv.version, ev.state,
-	    ev.questions);
+	challenger_queue(ev.id, &ev.challengers, ev.state, ev.questions);
 	rc = 0;
 out:
 	note(r, &ev);

@@ -44,6 +44,17 @@ copy_backend(void *out, const void *row)
 	memcpy(o->urls, b->urls, o->nurls * sizeof(b->urls[0]));
 }
 
+/* A version's challengers: n and the n rows, not the room past them. */
+static void
+copy_challengers(void *out, const void *row)
+{
+	struct challenger_list		*o = out;
+	const struct challenger_list	*l = row;
+
+	o->n = l->n < CHALLENGER_LIST_MAX ? l->n : CHALLENGER_LIST_MAX;
+	memcpy(o->c, l->c, o->n * sizeof(l->c[0]));
+}
+
 /* What each kind keeps, how kept_get() copies it (NULL: all its bytes)
  * and how a copy shares what the row owns. */
 static const struct {
@@ -58,6 +69,8 @@ static const struct {
 	    release_version },
 	[KEPT_BACKEND] = { sizeof(struct backend), copy_backend, NULL,
 	    NULL },
+	[KEPT_CHALLENGERS] = { sizeof(struct challenger_list),
+	    copy_challengers, NULL, NULL },
 };
 
 struct kept {

@@ -200,6 +200,15 @@ struct challenger {
 	int64_t	 created_at;
 };
 
+/* The challengers of one schema version, by backend name, as an
+ * evaluation looks them up (store_challenger_list()): the first
+ * CHALLENGER_LIST_MAX of them, kept with the catalog rows. */
+#define CHALLENGER_LIST_MAX	32
+struct challenger_list {
+	size_t			 n;
+	struct challenger	 c[CHALLENGER_LIST_MAX];	/* n used */
+};
+
 /* What a challenger answered for a decision: one row per decision and
  * challenger.  The pointers are borrowed (for the callback's duration
  * when read back). */

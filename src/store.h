@@ -372,6 +372,12 @@ int	 store_challenger_remove(struct store *st, int64_t schema_id,
 int	 store_challenger_each(struct store *st, int64_t schema_id,
 	    int64_t version, void (*fn)(const struct challenger *, void *),
 	    void *arg, struct error *e);
+/* The same into *out (the caller's; the first CHALLENGER_LIST_MAX, n
+ * of c[] written), inside the caller's read snapshot: an evaluation's,
+ * for which the list is kept with the catalog rows (kept.h), so that a
+ * version's is read once per catalog generation.  0 or -1. */
+int	 store_challenger_list(struct store *st, int64_t schema_id,
+	    int64_t version, struct challenger_list *out, struct error *e);
 /* Records what a challenger answered, in a write transaction of its
  * own; one already recorded for the decision and backend is left as it
  * is. */

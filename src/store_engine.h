@@ -146,6 +146,9 @@
 	X(int, challenger_each, (struct store *st, int64_t schema_id, int64_t \
 	    version, void (*fn)(const struct challenger *, void *), void *arg, \
 	    struct error *e), (st, schema_id, version, fn, arg, e)) \
+	X(int, challenger_list, (struct store *st, int64_t schema_id, int64_t \
+	    version, struct challenger_list *out, struct error *e), (st, \
+	    schema_id, version, out, e)) \
 	X(int, challenger_answer_insert, (struct store *st, const struct \
 	    challenger_answer *a, struct error *e), (st, a, e)) \
 	X(int, challenger_answers, (struct store *st, const char *id, void \

@@ -2,7 +2,10 @@
 -- as sql/migrate-9.sql does SQLite's: challengers, the backends named
 -- for a schema version beside its own, and what each one answered
 -- (IF NOT EXISTS: a database set back to an earlier version by hand may
--- have them already).
+-- have them already).  A version's challengers are kept by the workers
+-- with the other catalog rows (src/kept.h): a change to them bumps the
+-- catalog generation, as sql/pg/schema.sql's triggers do for the other
+-- catalog tables.
 CREATE TABLE IF NOT EXISTS schema_challengers (
 	schema_id	BIGINT NOT NULL REFERENCES schemas(id),
 	version		BIGINT NOT NULL,
@@ -24,4 +27,8 @@ CREATE TABLE IF NOT EXISTS challenger_answers (
 	recorded_at_ms	BIGINT NOT NULL,
 	PRIMARY KEY (decision_id, backend)
 );
+DROP TRIGGER IF EXISTS schema_challengers_changed ON schema_challengers;
+CREATE TRIGGER schema_challengers_changed AFTER INSERT OR UPDATE OR DELETE
+	OR TRUNCATE ON schema_challengers
+	FOR EACH STATEMENT EXECUTE FUNCTION catalog_generation_bump();
 UPDATE schema_version SET v = 9;

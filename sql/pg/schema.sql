@@ -216,7 +216,7 @@ CREATE TABLE audit_log (
 );
 
 -- Counts the changes to the catalog (applications to template
--- versions): every statement that changes a catalog table bumps it,
+-- versions, and schema versions' challengers): every statement that changes a catalog table bumps it,
 -- whoever runs it (a worker, the console, /admin/v1 or psql by hand, on
 -- any host), and each worker drops the catalog rows it keeps when it
 -- moves (kept.h).
@@ -259,4 +259,7 @@ CREATE TRIGGER templates_changed AFTER INSERT OR UPDATE OR DELETE
 	FOR EACH STATEMENT EXECUTE FUNCTION catalog_generation_bump();
 CREATE TRIGGER template_versions_changed AFTER INSERT OR UPDATE OR DELETE
 	OR TRUNCATE ON template_versions
+	FOR EACH STATEMENT EXECUTE FUNCTION catalog_generation_bump();
+CREATE TRIGGER schema_challengers_changed AFTER INSERT OR UPDATE OR DELETE
+	OR TRUNCATE ON schema_challengers
 	FOR EACH STATEMENT EXECUTE FUNCTION catalog_generation_bump();

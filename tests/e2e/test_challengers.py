@@ -20,7 +20,12 @@ answering the clients and fake System One upstreams as challengers:
   are shed, not made; one whose backend has no room in flight is shed,
   never queued;
 - a prune removes the challengers' rows with their decisions, and a
-  backup and its restore keep them."""
+  backup and its restore keep them;
+- a challenger added (through /admin/v1) or removed (by the console)
+  takes effect on the next evaluations, whichever worker answers them
+  and whether the version is named or its questions matched: the
+  workers keep a version's challengers with the catalog rows, and the
+  change moves the catalog generation."""
 
 import json
 import os
@@ -380,6 +385,40 @@ def test_prune_backup(t, g, k):
          "the restore has them again")
 
 
+def evaluate_both(g, key, n):
+    """n evaluations, naming the version and matching its questions in
+    turn, each followed by a rest for its challengers: their ids."""
+    ids = []
+    for i in range(n):
+        body = {"state": STATE}
+        if i % 2:
+            body["questions"] = QUESTIONS
+        else:
+            body["x_schema"] = {"id": "cs"}
+        r = g.post("/v1/systemone", body, key=key)
+        ids.append(r.json()["x_decision_id"])
+        time.sleep(0.3)
+    return ids
+
+
+def test_kept(t, g, k):
+    evaluate_both(g, k["app"], 12)
+    t.eq(rows(g, "gen"), [], "a backend not named a challenger: no row")
+    r = challengers(g, k["adm"], backend="gen", share=1)
+    t.eq(r.status, 201, "named a challenger through /admin/v1")
+    ids = evaluate_both(g, k["app"], 8)
+    t.ok(wait_rows(g, "gen", 8, timeout=10),
+         "the evaluations after it each get a row")
+    t.eq(sorted(r[0] for r in rows(g, "gen")), sorted(ids),
+         "of exactly those decisions")
+    p = g.admin("schema", "challenger", "remove", "cs", "--backend", "gen")
+    t.eq(p.returncode, 0, "removed by the console")
+    ids = evaluate_both(g, k["app"], 8)
+    time.sleep(0.5)
+    got = [r[0] for r in rows(g, "gen") if r[0] in ids]
+    t.eq(got, [], "the evaluations after it get none")
+
+
 def main():
     t = TAP()
     g = Gateway(workers=4)
@@ -392,6 +431,7 @@ def main():
         a("backend", "add", "slow", "--kind", "systemone", "--url", slow.url,
           "--timeout-ms", "8000")
         a("backend", "add", "bad", "--kind", "systemone", "--url", bad.url)
+        a("backend", "add", "gen", "--kind", "systemone", "--url", up.url)
         g.publish("cs", QUESTIONS, "lex")
         k = {"app": g.new_key("app", "--rate-per-minute", "100000"),
              "quota": g.new_key("quota", "--rate-per-minute", "100000"),
@@ -399,7 +439,7 @@ def main():
         a("grant", "app", "cs")
         a("grant", "quota", "cs")
         g.start()
-        t.run([test_admin, test_share_one, test_hash], g, k)
+        t.run([test_admin, test_share_one, test_hash, test_kept], g, k)
         t.run([test_slow], g, k, slow)
         t.run([test_failing], g, k, bad)
         t.run([test_cooling], g, k, bad2)

@@ -11,7 +11,11 @@
  * the snapshot there.  A cool-down is looked up only while the cache may
  * hold one: a cool-down put by hand is not seen until the host writes
  * one, one that ended long ago is none, and each written is seen at
- * once.  A kept backend is copied out as far as it is used (kept.c). */
+ * once.  A kept backend is copied out as far as it is used (kept.c), and
+ * so is a version's list of challengers, kept when empty too: one
+ * looked up from the rows kept opens no snapshot, and one added by hand
+ * moves the generation (sql/migrate-9.sql's triggers), so that the next
+ * request reads the list again. */
 #include "config.h"
 
 #include <stdio.h>
@@ -140,6 +144,67 @@ test_backend_copy(void)
 	free(out);
 }
 
+/* kept_get() of a version's challengers: n and its rows, not the room
+ * past them. */
+static void
+test_challengers_copy(void)
+{
+	struct kept		*m = kept_new();
+	struct challenger_list	*l = calloc(1, sizeof(*l));
+	struct challenger_list	*out = malloc(sizeof(*out));
+
+	l->n = 2;
+	l->c[0].backend_id = 3;
+	snprintf(l->c[0].backend, sizeof(l->c[0].backend), "a");
+	l->c[0].share = 0.5;
+	l->c[1].backend_id = 4;
+	snprintf(l->c[1].backend, sizeof(l->c[1].backend), "b");
+	l->c[1].share = 1;
+	kept_begin(m, 1);
+	kept_put(m, KEPT_CHALLENGERS, "1/1", l);
+	l->n = 0;
+	kept_put(m, KEPT_CHALLENGERS, "1/2", l);
+	memset(out, 0xaa, sizeof(*out));
+	ok(kept_get(m, KEPT_CHALLENGERS, "1/1", out) == 1 && out->n == 2 &&
+	    out->c[0].backend_id == 3 && strcmp(out->c[0].backend, "a") ==
+	    0 && out->c[0].share == 0.5 && out->c[1].backend_id == 4 &&
+	    strcmp(out->c[1].backend, "b") == 0 && out->c[1].share == 1,
+	    "a version's challengers kept, as they were");
+	ok(out->c[2].backend_id == (int64_t)0xaaaaaaaaaaaaaaaaULL,
+	    "  the room past them not copied");
+	ok(kept_get(m, KEPT_CHALLENGERS, "1/2", out) == 1 && out->n == 0,
+	    "an empty list is kept too");
+	ok(kept_get(m, KEPT_CHALLENGERS, "1/3", out) == 0,
+	    "another version's is not");
+	kept_begin(m, 2);
+	ok(kept_get(m, KEPT_CHALLENGERS, "1/1", out) == 0,
+	    "nor any once the generation moved");
+	kept_end(m);
+	kept_free(m);
+	free(l);
+	free(out);
+}
+
+/* A request that looks up the challengers of version 1 of schema 1
+ * into *l: 1 it opened the snapshot, 0 it did not, -1 it failed. */
+static int
+list_request(struct store *st, struct challenger_list *l)
+{
+	struct error	e = { 0 };
+	int		opened;
+
+	store_read_begin(st);
+	if (store_challenger_list(st, 1, 1, l, &e) == -1) {
+		printf("# %s\n", e.message);
+		error_clear(&e);
+		store_read_end(st);
+		return -1;
+	}
+	opened = !st->read_lazy && !sqlite3_get_autocommit(st->db);
+	store_read_end(st);
+	return opened;
+}
+
 int
 main(void)
 {
@@ -147,10 +212,12 @@ main(void)
 	struct error	 e = { 0 };
 	struct shm	*m;
 	struct store	*st;
+	struct challenger_list *l = malloc(sizeof(*l));
 	char		 err[256], q[256];
 	int64_t		 now;
 
 	test_backend_copy();
+	test_challengers_copy();
 	snprintf(dir, sizeof(dir), "/tmp/evalgate-kept-XXXXXX");
 	if (mkdtemp(dir) == NULL)
 		return 1;
@@ -219,6 +286,26 @@ main(void)
 	shm_set_host(m);
 	ok(request(st) == 1, "with it back, no run is trusted before a read");
 
+	/* A version's challengers. */
+	ok(by_hand(db_path, "INSERT INTO backends (id, name, kind, created_at)"
+	    " VALUES (5, 'up', 'lexical', 1)") && write_tx(st, DECISION),
+	    "a backend, then a counted commit");
+	ok(list_request(st, l) == 1 && l->n == 0,
+	    "a version without challengers: an empty list, read");
+	ok(list_request(st, l) == 0 && l->n == 0,
+	    "  then kept: the next request opens no snapshot for it");
+	ok(by_hand(db_path, "INSERT INTO schema_challengers"
+	    " VALUES (1, 1, 5, 0.5, 1)"), "a challenger added by hand");
+	ok(list_request(st, l) == 1 && l->n == 1 &&
+	    strcmp(l->c[0].backend, "up") == 0 && l->c[0].share == 0.5 &&
+	    l->c[0].backend_id == 5, "the next request reads the list again");
+	ok(write_tx(st, DECISION) && list_request(st, l) == 1 &&
+	    list_request(st, l) == 0 && l->n == 1,
+	    "  and after a counted commit, keeps it");
+	ok(write_tx(st, "DELETE FROM schema_challengers"),
+	    "the challenger removed through the store");
+	ok(list_request(st, l) == 1 && l->n == 0, "  is gone at once");
+
 	/* Cool-downs. */
 	now = clock_now_ms();
 	ok(store_cooldown_until(st, "http://a") == 0, "no cool-down");
@@ -258,6 +345,7 @@ main(void)
 
 	store_close(st);
 	shm_detach(m);
+	free(l);
 	snprintf(q, sizeof(q), "rm -rf %s", dir);
 	if (system(q) != 0)
 		printf("# could not remove %s\n", dir);
