@@ -159,9 +159,9 @@ check "the migration created the index" test "$(sql "SELECT count(*) FROM \
     sqlite_schema WHERE name = 'decisions_schema'")" = 1
 check "the migration created the catalog generation, one row" \
     test "$(sql 'SELECT count(*) FROM catalog_generation')" = 1
-check "and its triggers: insert, update, delete on 9 catalog tables" \
+check "and its triggers: insert, update, delete on 10 catalog tables" \
     test "$(sql "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' \
-    AND sql LIKE '%catalog_generation SET n = n + 1%'")" = 27
+    AND sql LIKE '%catalog_generation SET n = n + 1%'")" = 30
 generation() { sql 'SELECT n FROM catalog_generation'; }
 sql 'PRAGMA user_version=99'
 refused "a database newer than the program is refused" 'newer' init
