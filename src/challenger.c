@@ -21,8 +21,8 @@ static struct {
 	char			 id[UUID7_LEN + 1];
 	size_t			 n;
 	struct challenger	 c[CHALLENGER_MAX];	/* chosen, n used */
-	json_object		*state;		/* owned: a reference */
-	json_object		*questions;	/* owned: a reference */
+	json_object		*state;		/* owned: a ref */
+	json_object		*questions;	/* owned: a ref */
 } job;
 
 static void

@@ -3,19 +3,20 @@
  *
  * An evaluation looks up its key, its application, the schema version
  * its questions match, that version's backend and its challengers: rows
- * that change only when an administrator changes them.  Each worker keeps the ones it has
- * read, and uses them while the catalog's generation is the one they
- * were read at.  Triggers on every catalog table bump the generation in
- * the database, whoever writes: the console, /admin/v1, or a database
- * shell by hand, on any host.  An engine reads the generation as the
- * first statement of a request's read snapshot and hands it to
- * kept_begin(); the rows are used only inside that snapshot, so a row
- * kept_get() gives is one the snapshot would have read.  Only rows that
- * were found are kept; a version's list of challengers is found when it
- * is empty too (most versions have none: kept, their evaluations read
- * nothing for it).  (SQLite can tell without a read that nothing
- * moved the generation since: store_sqlite.c then begins the snapshot
- * with the rows it still has, and opens it at its first statement.) */
+ * that change only when an administrator changes them.  Each worker
+ * keeps the ones it has read, and uses them while the catalog's
+ * generation is the one they were read at.  Triggers on every catalog
+ * table bump the generation in the database, whoever writes: the
+ * console, /admin/v1, or a database shell by hand, on any host.  An
+ * engine reads the generation as the first statement of a request's
+ * read snapshot and hands it to kept_begin(); the rows are used only
+ * inside that snapshot, so a row kept_get() gives is one the snapshot
+ * would have read.  Only rows that were found are kept; a version's
+ * list of challengers is found when it is empty too (most versions have
+ * none: kept, their evaluations read nothing for it).  (SQLite can tell
+ * without a read that nothing moved the generation since:
+ * store_sqlite.c then begins the snapshot with the rows it still has,
+ * and opens it at its first statement.) */
 #ifndef EVALGATE_KEPT_H
 #define EVALGATE_KEPT_H
 
