@@ -60,6 +60,20 @@ challenger_json(const struct schema_version *v, const char *backend,
 	return o;
 }
 
+/* Counts a version's challengers other than the backend being added. */
+struct others {
+	int64_t	backend_id;
+	size_t	n;
+};
+
+static void
+count_others(const struct challenger *ch, void *arg)
+{
+	struct others *o = arg;
+
+	o->n += ch->backend_id != o->backend_id;
+}
+
 int
 op_challenger_add(struct op_ctx *c, json_object *in, json_object **out,
     struct error *e)
@@ -67,6 +81,7 @@ op_challenger_add(struct op_ctx *c, json_object *in, json_object **out,
 	struct schema_version	 v;
 	struct backend		 b;
 	struct challenger	 ch;
+	struct others		 others = { 0, 0 };
 	json_object		*share;
 	int			 rc = -1;
 
@@ -91,6 +106,17 @@ op_challenger_add(struct op_ctx *c, json_object *in, json_object **out,
 	}
 	if (backend_check_schema(&b, v.questions, e) == -1)
 		goto out;
+	/* An evaluation looks up at most CHALLENGER_LIST_MAX of them. */
+	others.backend_id = b.id;
+	if (store_challenger_each(c->st, v.schema_id, v.version,
+	    count_others, &others, e) == -1)
+		goto out;
+	if (others.n >= CHALLENGER_LIST_MAX) {
+		error_set(e, ERR_VALIDATION, "backend", "version %lld of "
+		    "'%s' has %d challengers already, the most it may have",
+		    (long long)v.version, v.slug, CHALLENGER_LIST_MAX);
+		goto out;
+	}
 	ch.schema_id = v.schema_id;
 	ch.version = v.version;
 	ch.backend_id = b.id;

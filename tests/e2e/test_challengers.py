@@ -179,6 +179,27 @@ def test_admin(t, g, k):
          "each change is in the audit log")
 
 
+def test_most(t, g, k):
+    """A version has at most 32 challengers (an evaluation looks up that
+    many): the 33rd is refused, changing the share of one is not."""
+    adm = k["adm"]
+    g.publish("most", QUESTIONS, "lex")
+    names = ["m%02d" % i for i in range(33)]
+    for n in names:
+        g.admin_request("POST", "/admin/v1/backends",
+                        {"name": n, "kind": "lexical"}, key=adm)
+    codes = [g.admin_request("POST", "/admin/v1/schemas/most/challengers",
+                             {"backend": n, "share": 0.01}, key=adm).status
+             for n in names[:32]]
+    t.eq(codes, [201] * 32, "32 challengers of one version: each 201")
+    r = g.admin_request("POST", "/admin/v1/schemas/most/challengers",
+                        {"backend": names[32], "share": 0.01}, key=adm)
+    t.error_is(r, 422, "validation_error", "the 33rd: 422")
+    r = g.admin_request("POST", "/admin/v1/schemas/most/challengers",
+                        {"backend": names[0], "share": 0.02}, key=adm)
+    t.eq(r.status, 201, "a new share for one of the 32: 201")
+
+
 def test_share_one(t, g, k):
     before = evaluate(g, k["app"])
     challengers(g, k["adm"], backend="chal", share=1)
@@ -439,7 +460,8 @@ def main():
         a("grant", "app", "cs")
         a("grant", "quota", "cs")
         g.start()
-        t.run([test_admin, test_share_one, test_hash, test_kept], g, k)
+        t.run([test_admin, test_most, test_share_one, test_hash, test_kept],
+              g, k)
         t.run([test_slow], g, k, slow)
         t.run([test_failing], g, k, bad)
         t.run([test_cooling], g, k, bad2)
