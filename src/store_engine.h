@@ -16,6 +16,8 @@
 
 #include "store.h"
 
+struct kept;
+
 /* Every operation of an engine, as X(type, name, (parameters),
  * (arguments)), in three lists: opening, from the settings; those on a
  * connection that give a value; those that give nothing.  One list
@@ -146,9 +148,6 @@
 	X(int, challenger_each, (struct store *st, int64_t schema_id, int64_t \
 	    version, void (*fn)(const struct challenger *, void *), void *arg, \
 	    struct error *e), (st, schema_id, version, fn, arg, e)) \
-	X(int, challenger_list, (struct store *st, int64_t schema_id, int64_t \
-	    version, struct challenger_list *out, struct error *e), (st, \
-	    schema_id, version, out, e)) \
 	X(int, challenger_answer_insert, (struct store *st, const struct \
 	    challenger_answer *a, struct error *e), (st, a, e)) \
 	X(int, challenger_answers, (struct store *st, const char *id, void \
@@ -191,8 +190,11 @@
  * retain_states: clears the states kept by the oldest
  * STORE_PRUNE_BATCH decisions created before before_ms, in a
  * transaction of its own: 0 or -1.  retain_freed: after a step deleted
- * decisions, gives space back if the engine does (one vacuum step). */
+ * decisions, gives space back if the engine does (one vacuum step).
+ * kept: the catalog rows st keeps (kept.h), for the lookups written
+ * once above the engines (store_challenger.c). */
 #define STORE_HOOKS(X) \
+	X(struct kept *, kept, (struct store *st), (st)) \
 	X(int, retain_begin, (struct store *st), (st)) \
 	X(void, retain_end, (struct store *st), (st)) \
 	X(int, retain_next_app, (struct store *st, int64_t after_id, int64_t \

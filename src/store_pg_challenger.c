@@ -75,32 +75,10 @@ pg_challenger_each(struct store *pg, int64_t schema_id, int64_t version,
 	return 0;
 }
 
-static void
-list_add(const struct challenger *c, void *arg)
+struct kept *
+pg_kept(struct store *pg)
 {
-	struct challenger_list *l = arg;
-
-	if (l->n < CHALLENGER_LIST_MAX)
-		l->c[l->n++] = *c;
-}
-
-/* The list is kept under "schema_id/version", empty too. */
-int
-pg_challenger_list(struct store *pg, int64_t schema_id, int64_t version,
-    struct challenger_list *out, struct error *e)
-{
-	char key[48];
-
-	snprintf(key, sizeof(key), "%lld/%lld", (long long)schema_id,
-	    (long long)version);
-	if (kept_get(pg->kept, KEPT_CHALLENGERS, key, out))
-		return 0;
-	out->n = 0;
-	if (pg_challenger_each(pg, schema_id, version, list_add, out, e) ==
-	    -1)
-		return -1;
-	kept_put(pg->kept, KEPT_CHALLENGERS, key, out);
-	return 0;
+	return pg->kept;
 }
 
 int

@@ -74,32 +74,10 @@ sq_challenger_each(struct store *st, int64_t schema_id, int64_t version,
 	return rc == SQLITE_DONE ? 0 : sqlite_fail(st, e, "challengers");
 }
 
-static void
-list_add(const struct challenger *c, void *arg)
+struct kept *
+sq_kept(struct store *st)
 {
-	struct challenger_list *l = arg;
-
-	if (l->n < CHALLENGER_LIST_MAX)
-		l->c[l->n++] = *c;
-}
-
-/* The list is kept under "schema_id/version", empty too. */
-int
-sq_challenger_list(struct store *st, int64_t schema_id, int64_t version,
-    struct challenger_list *out, struct error *e)
-{
-	char key[48];
-
-	snprintf(key, sizeof(key), "%lld/%lld", (long long)schema_id,
-	    (long long)version);
-	if (kept_get(st->kept, KEPT_CHALLENGERS, key, out))
-		return 0;
-	out->n = 0;
-	if (sq_challenger_each(st, schema_id, version, list_add, out, e) ==
-	    -1)
-		return -1;
-	kept_put(st->kept, KEPT_CHALLENGERS, key, out);
-	return 0;
+	return st->kept;
 }
 
 int
