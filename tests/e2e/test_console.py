@@ -364,12 +364,16 @@ def temper(p, t):
 def make_decisions(t, g, up, key):
     """Decisions of "caller" on schema "cal": the first N_OUTCOMES with
     outcomes drawn from their distributions made less sure (so that a
-    temperature above 1 fits), then N_BARE without.  Their ids."""
+    temperature above 1 fits), then N_BARE without.  Their ids.  The
+    fit takes the decisions a hash of their (random) ids puts in its
+    part: with logits spread this wide, a fit at the search's bound,
+    which `apply` refuses, did not come once in 3000 simulated splits
+    (at 2.5 it came about once in 100, and once in CI)."""
     rng = random.Random(37)
     ids, bad = [], []
     for i in range(N_OUTCOMES + N_BARE):
-        mood = softmax([rng.gauss(0, 2.5) for _ in range(2)])
-        yes = softmax([rng.gauss(0, 2.5) for _ in range(2)])
+        mood = softmax([rng.gauss(0, 3.5) for _ in range(2)])
+        yes = softmax([rng.gauss(0, 3.5) for _ in range(2)])
         up.control(distributions={"mood": mood, HOSTILE_Q: yes[0]})
         r = g.post("/v1/systemone", {"state": "<script>alert(%d)</script>"
                                      % i, "x_schema": {"id": "cal"}},
@@ -380,8 +384,8 @@ def make_decisions(t, g, up, key):
         ids.append(r.json()["x_decision_id"])
         if i >= N_OUTCOMES:
             continue
-        m = temper(mood, 2.5)
-        y = temper(yes, 2.5)
+        m = temper(mood, 2.0)
+        y = temper(yes, 2.0)
         body = {"answers": {"mood": "calm" if rng.random() < m[0] else
                             "tense", HOSTILE_Q: rng.random() < y[0]},
                 "source": "e2e"}
