@@ -296,4 +296,18 @@ int		 store_bad_row(int rc, int checked, struct error *e);
  * Never NULL; owned by the caller (store_close). */
 struct store	*store_sqlite_open_cache(const struct settings *s);
 
+/* A decision's answers as the text of decisions.answers, the same for
+ * both engines (store_answers.c says its shape): each question's part
+ * appended to b, which starts empty, by store_answers_add(), then
+ * store_answers_end().  Each 0, or -1 when b is full or memory ran
+ * out. */
+struct buf;
+struct answer_text {		/* every pointer borrowed */
+	const char	*name, *type, *dist, *answer;
+	size_t		 name_len, type_len, dist_len, answer_len;
+	const double	*label_mass;	/* NULL: the backend gave none */
+};
+int	 store_answers_add(struct buf *b, const struct answer_text *a);
+int	 store_answers_end(struct buf *b);
+
 #endif
