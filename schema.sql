@@ -12,6 +12,10 @@
 -- options that sql/migrate-8.sql moves into backends.options, the
 -- column of every kind's options); nor sql/migrate-6.sql's
 -- applications.retention_days and its two indexes of decisions by time).
+-- decisions, decision_answers, outcomes and challenger_answers are here
+-- as they were before sql/migrate-10.sql, which rebuilds them for every
+-- database (a decision's answers in its row, keyed by rid): read their
+-- layout there.
 -- Times are integers: seconds since the epoch (UTC) unless named *_ms.
 -- The cache file (admission rows, key memo, cool-downs) is created by
 -- sql/cache.sql, not here: it may be deleted at any time.

@@ -35,6 +35,7 @@ extern const char pg_schema_sql[];	/* sql/pg/schema.sql */
 extern const char pg_migrate_7_sql[];	/* sql/pg/migrate-7.sql */
 extern const char pg_migrate_8_sql[];	/* sql/pg/migrate-8.sql */
 extern const char pg_migrate_9_sql[];	/* sql/pg/migrate-9.sql */
+extern const char pg_migrate_10_sql[];	/* sql/pg/migrate-10.sql */
 
 #define PG_RETRY_MS	1000		/* between attempts to reconnect,
 					 * and the Retry-After of a 503 */

@@ -265,7 +265,7 @@ open_db(const char *path, int flags, struct error *e)
 	 * writes a commit's WAL frames at once (store_sqlite_vfs.c). */
 	store_sqlite_vfs_register();
 	if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
+	    SQLITE_OK || sqlite_rid_register(db) == -1) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "cannot open %s: %s",
 		    path, db ? sqlite3_errmsg(db) : "out of memory");
 		if (!quiet)
@@ -635,6 +635,7 @@ sq_close(struct store *st)
 		return;
 	disconnect(st);
 	buf_free(&st->rec);
+	buf_free(&st->answers);
 	free(st);
 }
 

@@ -24,6 +24,7 @@ extern const char migrate_6_sql[];	/* sql/migrate-6.sql */
 extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 extern const char migrate_8_sql[];	/* sql/migrate-8.sql */
 extern const char migrate_9_sql[];	/* sql/migrate-9.sql */
+extern const char migrate_10_sql[];	/* sql/migrate-10.sql */
 
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_QUEUE_WAIT_MS 30000	/* waiting in the host's write-lock
@@ -122,7 +123,6 @@ enum stmt {
 	/* Decisions, answers, outcomes (store_sqlite_decision*.c), calibration
 	 * (store_sqlite_report.c). */
 	STMT_DECISION_INSERT,
-	STMT_ANSWER_INSERT,
 	STMT_DECISION_GET,
 	STMT_ANSWERS_GET,
 	STMT_OUTCOMES_GET,
@@ -133,7 +133,6 @@ enum stmt {
 	/* Retention (store_sqlite_retention.c). */
 	STMT_PRUNE_PICK,
 	STMT_PRUNE_OUTCOMES,
-	STMT_PRUNE_ANSWERS,
 	STMT_PRUNE_DECISION,
 	STMT_STATE_CLEAR,
 	STMT_RETAIN_NEXT_APP,
@@ -222,6 +221,8 @@ struct store {
 	} ckpt[2];
 	struct buf	 rec;		/* the decision being written, as a
 					 * record (store_sqlite_decision.c) */
+	struct buf	 answers;	/* the answers' text of a record being
+					 * written (store_answers.c) */
 	struct store_retain retain;	/* store_retention.c: every
 					 * STORE_RETAIN_REQUESTS requests or
 					 * STORE_RETAIN_MS */
@@ -277,6 +278,10 @@ int		 sqlite_connect(struct store *st, struct error *e);
  * store_sqlite_engine names them. */
 #define STORE_IMPL(name)	sq_##name
 STORE_DECLARE_ALL
+
+/* Defines decision_rid() on db (store_sqlite_rid.c says what it gives):
+ * 0, or -1 when SQLite refused it (out of memory). */
+int		 sqlite_rid_register(sqlite3 *db);
 
 /* The SQL of step v of the schema (store_sqlite_schema.c): step v
  * takes a database from user_version v to v + 1; step 0 is schema.sql,

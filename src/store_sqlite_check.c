@@ -288,7 +288,8 @@ check_schema(sqlite3 *db, const char *path, struct error *e)
 	int		 v, rc = -1;
 
 	if (sqlite3_open_v2(":memory:", &made, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    sqlite_rid_register(made) == -1) {
 		error_set(e, ERR_UNAVAILABLE, NULL, "%s: cannot check: out of "
 		    "memory", path);
 		goto out;

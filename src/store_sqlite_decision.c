@@ -153,30 +153,49 @@ damaged(struct error *e)
 	    "was damaged in shared memory");
 }
 
+/* Text t of record p (len bytes) into *s and *n: 0, or -1 when it lies
+ * outside or is NULL. */
 static int
-insert_answer(struct store *st, const struct rec *r, uint32_t pos,
-    const char *p, size_t len, struct error *e)
+slice(const char *p, size_t len, struct rec_text t, const char **s,
+    size_t *n)
 {
-	struct rec_answer	 a;
-	sqlite3_stmt		*stmt;
-
-	memcpy(&a, p + sizeof(*r) + pos * sizeof(a), sizeof(a));
-	if ((stmt = sqlite_stmt(st, STMT_ANSWER_INSERT, e)) == NULL)
+	if (t.len == REC_NULL || t.off > len || t.len > len - t.off)
 		return -1;
-	sqlite3_bind_text(stmt, 1, r->id, -1, SQLITE_STATIC);
-	sqlite3_bind_int(stmt, 3, (int)pos);
-	if (a.has_mass)
-		sqlite3_bind_double(stmt, 7, a.label_mass);
-	if (bind_text(stmt, 2, p, len, a.name) == -1 ||
-	    bind_text(stmt, 4, p, len, a.type) == -1 ||
-	    bind_text(stmt, 5, p, len, a.distribution) == -1 ||
-	    bind_text(stmt, 6, p, len, a.answer) == -1)
-		return damaged(e);
-	return sqlite_exec_stmt(st, stmt, e, "insert answer");
+	*s = p + t.off;
+	*n = t.len;
+	return 0;
 }
 
-/* Writes record p (len bytes) in the open transaction: the decision, its
- * answers and its charge to the day's units: 0.  A decision already
+/* The answers of record r (p, len bytes) as the text of
+ * decisions.answers, into st->answers: 0, or -1 with e set. */
+static int
+answers_text(struct store *st, const struct rec *r, const char *p,
+    size_t len, struct error *e)
+{
+	struct rec_answer	 a;
+	struct answer_text	 t;
+	uint32_t		 i;
+
+	buf_reset(&st->answers);
+	for (i = 0; i < r->nanswers; i++) {
+		memcpy(&a, p + sizeof(*r) + i * sizeof(a), sizeof(a));
+		t.label_mass = a.has_mass ? &a.label_mass : NULL;
+		if (slice(p, len, a.name, &t.name, &t.name_len) == -1 ||
+		    slice(p, len, a.type, &t.type, &t.type_len) == -1 ||
+		    slice(p, len, a.distribution, &t.dist, &t.dist_len) == -1 ||
+		    slice(p, len, a.answer, &t.answer, &t.answer_len) == -1)
+			return damaged(e);
+		if (store_answers_add(&st->answers, &t) == -1)
+			return error_set(e, ERR_UNAVAILABLE, NULL,
+			    "out of memory");
+	}
+	if (store_answers_end(&st->answers) == -1)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
+	return 0;
+}
+
+/* Writes record p (len bytes) in the open transaction: the decision with
+ * its answers, and its charge to the day's units: 0.  A decision already
  * there is not written again, nor charged: 1.  It is there when a leader
  * that died had committed it, or when another leader wrote a copy of the
  * record (a shared-memory file replaced by a copy of itself carries the
@@ -189,7 +208,6 @@ write_record(struct store *st, const void *data, size_t len,
 	const char	*p = data;
 	struct rec	 r;
 	sqlite3_stmt	*stmt;
-	uint32_t	 i;
 
 	if (len < sizeof(r))
 		return damaged(e);
@@ -198,7 +216,8 @@ write_record(struct store *st, const void *data, size_t len,
 	    r.id[UUID7_LEN] != '\0' ||
 	    r.quota_day[sizeof(r.quota_day) - 1] != '\0')
 		return damaged(e);
-	if ((stmt = sqlite_stmt(st, STMT_DECISION_INSERT, e)) == NULL)
+	if (answers_text(st, &r, p, len, e) == -1 ||
+	    (stmt = sqlite_stmt(st, STMT_DECISION_INSERT, e)) == NULL)
 		return -1;
 	sqlite3_bind_text(stmt, 1, r.id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 2, r.app_id);
@@ -213,6 +232,8 @@ write_record(struct store *st, const void *data, size_t len,
 	}
 	sqlite3_bind_int64(stmt, 13, r.latency_gateway_ms);
 	sqlite3_bind_int64(stmt, 14, r.latency_backend_ms);
+	sqlite3_bind_text(stmt, 15, st->answers.p, (int)st->answers.len,
+	    SQLITE_STATIC);
 	if (bind_text(stmt, 4, p, len, r.model) == -1 ||
 	    bind_text(stmt, 5, p, len, r.backend) == -1 ||
 	    bind_text(stmt, 10, p, len, r.state) == -1)
@@ -221,9 +242,6 @@ write_record(struct store *st, const void *data, size_t len,
 		return -1;
 	if (sqlite3_changes(st->db) == 0)
 		return 1;
-	for (i = 0; i < r.nanswers; i++)
-		if (insert_answer(st, &r, i, p, len, e) == -1)
-			return -1;
 	return sqlite_quota_add(st, r.app_id, r.quota_day, r.quota_units, e);
 }
 
@@ -379,6 +397,8 @@ sq_decision_insert(struct store *st, const struct decision *d,
 	/* A large logged state is not kept in every worker. */
 	if (st->rec.cap > STORE_RECORD_KEEP)
 		buf_free(&st->rec);
+	if (st->answers.cap > STORE_RECORD_KEEP)
+		buf_free(&st->answers);
 	return rc;
 }
 

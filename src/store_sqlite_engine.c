@@ -23,6 +23,7 @@ store_new(const struct settings *s)
 	st->sync_full = s->db_sync == DB_SYNC_FULL;
 	st->busy_limit_ms = STORE_BUSY_TIMEOUT_MS;
 	buf_init(&st->rec, STORE_RECORD_MAX);
+	buf_init(&st->answers, STORE_RECORD_MAX);
 	return st;
 }
 

@@ -26,7 +26,7 @@ sq_prune_step(struct store *st, struct prune_range *q, int64_t *deleted,
     struct error *e)
 {
 	static const enum stmt del[] = { STMT_PRUNE_OUTCOMES,
-	    STMT_PRUNE_ANSWERS, STMT_PRUNE_CHALLENGERS, STMT_PRUNE_DECISION };
+	    STMT_PRUNE_CHALLENGERS, STMT_PRUNE_DECISION };
 	char		 ids[STORE_PRUNE_BATCH][UUID7_LEN + 1];
 	char		 last_id[UUID7_LEN + 1];
 	sqlite3_stmt	*stmt;

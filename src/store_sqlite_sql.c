@@ -197,16 +197,22 @@ const char *const store_sql[STMT__MAX] = {
 
 	/* Decisions, answers, outcomes (store_sqlite_decision*.c), calibration
 	 * (store_sqlite_report.c). */
+	/* A decision found from its id ?1 among the 16 rows of its key's
+	 * range (store_sqlite_rid.c), as table t. */
+#define DECISION_BY_ID(t, id) " " t ".rid BETWEEN decision_rid(" id ")" \
+	    " AND decision_rid(" id ") + 15 AND " t ".id = " id
+	/* A decision and its answers (?15), in the next free slot of its
+	 * key's range; none when that id is there already. */
 	[STMT_DECISION_INSERT] =
-	    "INSERT INTO decisions (id, app_id, created_at_ms, model, backend,"
-	    " schema_id, schema_version, template_id, template_version, state,"
-	    " input_tokens, output_tokens, latency_gateway_ms,"
-	    " latency_backend_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
-	    " ?10, ?11, ?12, ?13, ?14) ON CONFLICT (id) DO NOTHING",
-	[STMT_ANSWER_INSERT] =
-	    "INSERT INTO decision_answers (decision_id, question, position,"
-	    " type, distribution, answer, label_mass)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	    "INSERT INTO decisions (rid, id, app_id, created_at_ms, model,"
+	    " backend, schema_id, schema_version, template_id,"
+	    " template_version, state, input_tokens, output_tokens,"
+	    " latency_gateway_ms, latency_backend_ms, answers)"
+	    " SELECT decision_rid(?1, coalesce(top - decision_rid(?1) + 1,"
+	    " 0)), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+	    " ?14, ?15 FROM (SELECT max(rid) AS top, sum(id = ?1) AS seen"
+	    " FROM decisions WHERE rid BETWEEN decision_rid(?1)"
+	    " AND decision_rid(?1) + 15) WHERE coalesce(seen, 0) = 0",
 	[STMT_DECISION_GET] =
 	    "SELECT d.id, d.app_id, d.created_at_ms, d.model, d.backend,"
 	    " s.slug, d.schema_version, v.questions, t.slug,"
@@ -215,36 +221,44 @@ const char *const store_sql[STMT__MAX] = {
 	    " JOIN schema_versions v ON v.schema_id = d.schema_id"
 	    " AND v.version = d.schema_version"
 	    " LEFT JOIN templates t ON t.id = d.template_id"
-	    " WHERE d.id = ?1 AND (?2 = 0 OR d.app_id = ?2)",
+	    " WHERE" DECISION_BY_ID("d", "?1") " AND (?2 = 0 OR d.app_id = ?2)",
+	/* A decision's answers and outcomes in the answer's order: a.key is
+	 * the place in the array. */
 	[STMT_ANSWERS_GET] =
-	    "SELECT question, answer FROM decision_answers"
-	    " WHERE decision_id = ?1 ORDER BY position",
+	    "SELECT a.value ->> 'question', a.value -> 'answer'"
+	    " FROM decisions d, json_each(d.answers) a"
+	    " WHERE" DECISION_BY_ID("d", "?1") " ORDER BY a.key",
 	[STMT_OUTCOMES_GET] =
 	    "SELECT o.question, o.value, o.source, o.recorded_at_ms"
-	    " FROM outcomes o JOIN decision_answers a"
-	    " ON a.decision_id = o.decision_id AND a.question = o.question"
-	    " WHERE o.decision_id = ?1 ORDER BY a.position",
+	    " FROM decisions d, json_each(d.answers) a JOIN outcomes o"
+	    " ON o.decision_id = d.id AND o.question = a.value ->> 'question'"
+	    " WHERE" DECISION_BY_ID("d", "?1") " ORDER BY a.key",
 	[STMT_OUTCOME_VALUE] =
 	    "SELECT value FROM outcomes"
 	    " WHERE decision_id = ?1 AND question = ?2",
+	/* With its decision's schema version, which outcomes_schema
+	 * orders by. */
 	[STMT_OUTCOME_INSERT] =
 	    "INSERT INTO outcomes (decision_id, question, value, source,"
-	    " recorded_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+	    " recorded_at_ms, schema_id, schema_version)"
+	    " SELECT ?1, ?2, ?3, ?4, ?5, d.schema_id, d.schema_version"
+	    " FROM decisions d WHERE" DECISION_BY_ID("d", "?1"),
 	[STMT_DECISION_PAGE] =
 	    "SELECT id, created_at_ms FROM decisions"
 	    " WHERE app_id = ?1 AND created_at_ms >= ?2 AND created_at_ms < ?3"
 	    " AND (created_at_ms, id) > (?4, ?5)"
 	    " ORDER BY created_at_ms, id LIMIT ?6",
+	/* A version's outcomes (outcomes_schema), each with its decision
+	 * and the answer's element of its question. */
 	[STMT_CALIBRATION_ROWS] =
-	    "SELECT d.id, d.backend, d.created_at_ms, a.question, a.type,"
-	    " a.distribution, o.value"
-	    " FROM decisions d"
-	    " JOIN decision_answers a ON a.decision_id = d.id"
-	    " JOIN outcomes o ON o.decision_id = a.decision_id"
-	    " AND o.question = a.question"
-	    " WHERE d.schema_id = ?1 AND d.schema_version = ?2"
-	    " AND d.created_at_ms >= ?3 AND (?4 IS NULL OR a.question = ?4)"
-	    " ORDER BY d.id, a.position",
+	    "SELECT d.id, d.backend, d.created_at_ms, o.question,"
+	    " a.value ->> 'type', a.value -> 'distribution', o.value"
+	    " FROM outcomes o JOIN decisions d ON" DECISION_BY_ID("d",
+	    "o.decision_id")
+	    " JOIN json_each(d.answers) a ON a.value ->> 'question' = o.question"
+	    " WHERE o.schema_id = ?1 AND o.schema_version = ?2"
+	    " AND d.created_at_ms >= ?3 AND (?4 IS NULL OR o.question = ?4)"
+	    " ORDER BY o.decision_id, a.key",
 
 	/* Retention (store_sqlite_retention.c).  A prune step picks the next
 	 * decisions of application ?2 after its cursor, oldest first
@@ -257,12 +271,11 @@ const char *const store_sql[STMT__MAX] = {
 	    " AND (d.created_at_ms, d.id) > (?3, ?4)"
 	    " ORDER BY d.created_at_ms, d.id LIMIT ?5",
 	[STMT_PRUNE_OUTCOMES] = "DELETE FROM outcomes WHERE decision_id = ?1",
-	[STMT_PRUNE_ANSWERS] =
-	    "DELETE FROM decision_answers WHERE decision_id = ?1",
-	[STMT_PRUNE_DECISION] = "DELETE FROM decisions WHERE id = ?1",
+	[STMT_PRUNE_DECISION] =
+	    "DELETE FROM decisions WHERE" DECISION_BY_ID("decisions", "?1"),
 	/* The oldest ?2 states kept before ?1 (decisions_state_time). */
 	[STMT_STATE_CLEAR] =
-	    "UPDATE decisions SET state = NULL WHERE id IN (SELECT id"
+	    "UPDATE decisions SET state = NULL WHERE rid IN (SELECT rid"
 	    " FROM decisions WHERE state IS NOT NULL AND created_at_ms < ?1"
 	    " ORDER BY created_at_ms LIMIT ?2)",
 	/* The next application after id ?1 whose decisions expire, and
@@ -322,34 +335,39 @@ const char *const store_sql[STMT__MAX] = {
 	[STMT_PRUNE_CHALLENGERS] =
 	    "DELETE FROM challenger_answers WHERE decision_id = ?1",
 	/* A replay's walk: the decisions of schema ?1 version ?2 created
-	 * at or after ?3, in id order after ?5 (decisions_schema, whose
-	 * entries end with the id), at most ?6, each with whether backend
-	 * ?4 answered it already, and then without its state. */
+	 * at or after ?3, in rid order after the decision ?5 ("": from the
+	 * start), at most ?6, each with whether backend ?4 answered it
+	 * already, and then without its state.  The walk starts at the
+	 * rids of a minute before ?3: an id's time is read just before its
+	 * decision's created_at_ms (handler_systemone.c), so none created
+	 * since ?3 lies before. */
 	[STMT_REPLAY_PAGE] =
 	    "SELECT d.id, d.created_at_ms, c.decision_id IS NOT NULL,"
 	    " CASE WHEN c.decision_id IS NULL THEN d.state END"
 	    " FROM decisions d LEFT JOIN challenger_answers c"
 	    " ON c.decision_id = d.id AND c.backend = ?4"
-	    " WHERE d.schema_id = ?1 AND d.schema_version = ?2"
-	    " AND d.created_at_ms >= ?3 AND d.id > ?5"
-	    " ORDER BY d.id LIMIT ?6",
+	    " WHERE d.rid > max(coalesce((SELECT r.rid FROM decisions r"
+	    " WHERE" DECISION_BY_ID("r", "?5") "), decision_rid(?5) - 1, -1),"
+	    " ((?3 - 60000) << 16) - 1)"
+	    " AND d.schema_id = ?1 AND d.schema_version = ?2"
+	    " AND d.created_at_ms >= ?3"
+	    " ORDER BY d.rid LIMIT ?6",
 	/* The comparison (store_sqlite_report.c): each answered question
 	 * with its outcome of each decision of schema ?1, version ?2,
 	 * created at or after ?3, of question ?4 (NULL: every one), once
 	 * per challenger that answered the decision.  A sum of tokens with
 	 * one side unknown is unknown. */
 	[STMT_COMPARE_ROWS] =
-	    "SELECT d.id, d.created_at_ms, a.question, a.type, a.distribution,"
-	    " o.value, d.latency_backend_ms,"
+	    "SELECT d.id, d.created_at_ms, o.question, a.value ->> 'type',"
+	    " a.value -> 'distribution', o.value, d.latency_backend_ms,"
 	    " d.input_tokens + d.output_tokens, c.backend, c.answers,"
 	    " c.latency_ms, c.input_tokens + c.output_tokens, c.source"
-	    " FROM decisions d"
-	    " JOIN challenger_answers c ON c.decision_id = d.id"
-	    " JOIN decision_answers a ON a.decision_id = d.id"
-	    " JOIN outcomes o ON o.decision_id = a.decision_id"
-	    " AND o.question = a.question"
-	    " WHERE d.schema_id = ?1 AND d.schema_version = ?2"
+	    " FROM outcomes o JOIN decisions d ON" DECISION_BY_ID("d",
+	    "o.decision_id")
+	    " JOIN challenger_answers c ON c.decision_id = o.decision_id"
+	    " JOIN json_each(d.answers) a ON a.value ->> 'question' = o.question"
+	    " WHERE o.schema_id = ?1 AND o.schema_version = ?2"
 	    " AND d.created_at_ms >= ?3"
-	    " AND (?4 IS NULL OR a.question = ?4)"
-	    " ORDER BY d.id, c.backend, a.position",
+	    " AND (?4 IS NULL OR o.question = ?4)"
+	    " ORDER BY o.decision_id, c.backend, a.key",
 };

@@ -107,3 +107,23 @@ uuid7_valid(const char *s)
 	}
 	return s[14] == '7' && strchr("89abAB", s[19]) != NULL;
 }
+
+int64_t
+uuid7_key(const char *s)
+{
+	/* The hex digits of the timestamp and the counter: 8, 4, then 3
+	 * after the version digit (s[14]). */
+	static const unsigned char at[15] = { 0, 1, 2, 3, 4, 5, 6, 7,
+	    9, 10, 11, 12, 15, 16, 17 };
+	int64_t	key = 0;
+	size_t	i;
+	int	c;
+
+	if (!uuid7_valid(s))
+		return -1;
+	for (i = 0; i < sizeof(at); i++) {
+		c = tolower((unsigned char)s[at[i]]);
+		key = key << 4 | (c <= '9' ? c - '0' : c - 'a' + 10);
+	}
+	return key;
+}

@@ -120,43 +120,57 @@ check "init again keeps the pepper" grep -q 'pepper .* kept' "$T/out"
 check "the pepper has mode 0600" \
     test "$(stat -c %a "$T/var/pepper")" = 600
 check "the cache is beside the database" test -f "$T/var/cache.db"
-check "the database records schema version 9" \
-    test "$(sql 'PRAGMA user_version')" = 9
+check "the database records schema version 10" \
+    test "$(sql 'PRAGMA user_version')" = 10
 check "without decisions_time, which no query reads since version 7" \
     test "$(sql "SELECT count(*) FROM sqlite_schema \
     WHERE name = 'decisions_time'")" = 0
 # A version-1 database (no decisions_schema index, no catalog generation
 # and its triggers, no keyed hash of keys, no in-flight limit of
-# backends, no options of backend kinds, no label mass of answers) is
-# brought forward.
+# backends, no options of backend kinds, no label mass of answers, no
+# challengers, answers in a table of their own) is brought forward.
 for trigger in $(sql "SELECT name FROM sqlite_schema WHERE type = 'trigger'")
 do
     sql "DROP TRIGGER $trigger"
 done
-sql 'DROP INDEX decisions_schema; DROP TABLE catalog_generation;
+sql 'DROP TABLE catalog_generation; DROP TABLE challenger_answers;
+    DROP TABLE schema_challengers; DROP TABLE outcomes;
+    CREATE TABLE decisions_1 AS SELECT id, app_id, created_at_ms, model,
+        backend, schema_id, schema_version, template_id, template_version,
+        state, input_tokens, output_tokens, latency_gateway_ms,
+        latency_backend_ms FROM decisions;
+    DROP TABLE decisions; ALTER TABLE decisions_1 RENAME TO decisions;
+    CREATE INDEX decisions_app_time ON decisions(app_id, created_at_ms, id);
+    CREATE TABLE decision_answers (decision_id TEXT NOT NULL,
+        question TEXT NOT NULL, position INTEGER NOT NULL, type TEXT NOT NULL,
+        distribution TEXT NOT NULL, answer TEXT NOT NULL,
+        PRIMARY KEY (decision_id, question)) WITHOUT ROWID;
+    CREATE TABLE outcomes (decision_id TEXT NOT NULL, question TEXT NOT NULL,
+        value TEXT NOT NULL, source TEXT, recorded_at_ms INTEGER NOT NULL,
+        PRIMARY KEY (decision_id, question)) WITHOUT ROWID;
     ALTER TABLE api_keys DROP COLUMN secret_check;
     ALTER TABLE backends DROP COLUMN max_in_flight;
     ALTER TABLE backends DROP COLUMN options;
-    ALTER TABLE decision_answers DROP COLUMN label_mass;
     ALTER TABLE applications DROP COLUMN retention_days;
-    DROP INDEX decisions_state_time;
     PRAGMA user_version=1'
 expect 0 "init migrates a version-1 database" init
-check "the migration brought it to version 9" \
-    test "$(sql 'PRAGMA user_version')" = 9
+check "the migration brought it to version 10" \
+    test "$(sql 'PRAGMA user_version')" = 10
 check "the migration added the keyed hash of keys and the in-flight limit" \
     sql 'SELECT secret_check FROM api_keys; SELECT max_in_flight FROM backends' 
-check "and the options of backend kinds, in one column, and the label \
-mass of answers" \
-    sql 'SELECT options FROM backends; SELECT label_mass FROM decision_answers'
+check "and the options of backend kinds, in one column, and answers in \
+the decision's row, outcomes by schema version" \
+    sql 'SELECT options FROM backends; SELECT rid, answers FROM decisions;
+    SELECT schema_id, schema_version FROM outcomes'
 check "and the retention of applications and its indexes" \
     test "$(sql "SELECT count(retention_days) FROM applications; \
     SELECT group_concat(name) FROM (SELECT name FROM sqlite_schema \
     WHERE name LIKE 'decisions_%time' ORDER BY name)")" = \
     "0
 decisions_app_time,decisions_state_time"
-check "the migration created the index" test "$(sql "SELECT count(*) FROM \
-    sqlite_schema WHERE name = 'decisions_schema'")" = 1
+check "the migration made outcomes_schema, not decisions_schema" \
+    test "$(sql "SELECT group_concat(name) FROM sqlite_schema \
+    WHERE name IN ('decisions_schema', 'outcomes_schema')")" = outcomes_schema
 check "the migration created the catalog generation, one row" \
     test "$(sql 'SELECT count(*) FROM catalog_generation')" = 1
 check "and its triggers: insert, update, delete on 10 catalog tables" \
@@ -165,7 +179,7 @@ check "and its triggers: insert, update, delete on 10 catalog tables" \
 generation() { sql 'SELECT n FROM catalog_generation'; }
 sql 'PRAGMA user_version=99'
 refused "a database newer than the program is refused" 'newer' init
-sql 'PRAGMA user_version=9'
+sql 'PRAGMA user_version=10'
 
 before=$(generation)
 expect 0 "app create" app create alpha --rate-per-minute 60

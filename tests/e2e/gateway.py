@@ -374,6 +374,15 @@ fastcgi.server = ( "/" => ((
         finally:
             db.close()
 
+    def answers(self, decision_id):
+        """The stored answers of a decision, as both engines keep them in
+        its row (decisions.answers): a list, in the answer's order, of
+        {question, type, distribution, answer, label_mass?} with the
+        distribution and the answer parsed; None for no such decision."""
+        rows = self.sql("SELECT answers FROM decisions WHERE id = ?",
+                        (decision_id,))
+        return json.loads(rows[0][0]) if rows else None
+
     def clear_cooldowns(self):
         """Forgets every replica cool-down (the cache may be emptied at
         any time), so that the next call really asks each replica."""

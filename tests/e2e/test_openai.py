@@ -14,9 +14,9 @@ What is proven:
   question of an evaluation (a server's prefix cache);
 - the distribution: label masses summed over token variants (" A", "a"),
   renormalised, then tempered by the schema version's temperature (1 and
-  2, against values computed here); the raw label mass kept in
-  decision_answers.label_mass; usage = the sums of prompt_tokens and
-  completion_tokens; /v1/models lists the backend;
+  2, against values computed here); the raw label mass kept in the
+  label_mass of the decision's stored answers; usage = the sums of
+  prompt_tokens and completion_tokens; /v1/models lists the backend;
 - each fault mode of the fake (500, 429, hang, slow past the timeout, no
   logprobs, labels missing, label mass 0.3, garbage JSON): 503
   backend_unavailable with Retry-After; slow within the timeout and
@@ -161,8 +161,8 @@ def evaluate(g, key, schema, state="s", version=None, timeout=60):
 
 
 def label_masses(g, decision_id):
-    return dict(g.sql("SELECT question, label_mass FROM decision_answers"
-                      " WHERE decision_id = ?", (decision_id,)))
+    return {a["question"]: a.get("label_mass")
+            for a in g.answers(decision_id)}
 
 
 # -- setup ------------------------------------------------------------------
@@ -363,11 +363,10 @@ def test_distribution(t, g, key, fa, body):
         _, mass = expected(name)
         t.ok(close(masses.get(name), mass) and req is not None and
              close(masses.get(name), req["label_mass"]),
-             "%s: decision_answers.label_mass %.2f, the mass the fake "
+             "%s: the stored answer's label_mass %.2f, the mass the fake "
              "returned" % (name, mass), (masses, req and req["label_mass"]))
-    dist = json.loads(g.sql("SELECT distribution FROM decision_answers WHERE"
-                            " decision_id = ? AND question = 'mood'",
-                            (body["x_decision_id"],))[0][0])
+    dist = {a["question"]: a["distribution"]
+            for a in g.answers(body["x_decision_id"])}["mood"]
     t.ok(all_close([dist[k] for k in TRI["mood"]["criteria"]],
                    expected("mood")[0]),
          "the renormalised, untempered distribution is kept", dist)

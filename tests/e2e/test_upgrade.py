@@ -1,13 +1,15 @@
 """test_upgrade: what an operator meets upgrading an install (README,
 "Upgrading"), over real lighttpd.
 
-A database two schema versions behind the workers (version 7: a
+A database three schema versions behind the workers (version 7: a
 column per option of the openai kind instead of backends.options, no
-tables of challengers, as an install of that version had it, holding an
-openai backend's options): /health/ready is 503 naming the version, and
+tables of challengers, a decision's answers in a table of their own, as
+an install of that version had it, holding an openai backend's options
+and a decision with its outcome): /health/ready is 503 naming the version, and
 evaluations are 503, until `evalgate-admin init`, run while the gateway
-serves, migrates it and says so, the options moved into the one column;
-then ready is 200 and evaluations answer.  Both programs print their
+serves, migrates it and says so, the options moved into the one column
+and the decision read back byte for byte as before; then ready is 200
+and evaluations answer.  Both programs print their
 version (--version), which is
 `git describe --always --dirty` in a checkout, and /metrics's
 evalgate_build_info carries it.  A shared-memory file of another
@@ -17,6 +19,7 @@ naming both versions."""
 import json
 import os
 import struct
+import sqlite3
 import subprocess
 import time
 
@@ -89,18 +92,95 @@ def set_back(g):
     if pg:
         g.sql("UPDATE schema_version SET v = 7")
     else:
+        db = sqlite3.connect(g.db)
+        try:
+            db.executescript(SQLITE_DECISIONS_7 + SQLITE_TWINS_7)
+        finally:
+            db.close()
         g.sql("PRAGMA user_version = 7")
 
 
+# Decisions, their answers and outcomes as SQLite kept them before
+# schema version 10: decisions keyed by id, an answer row per question,
+# outcomes without their decision's schema version (sql/migrate-10.sql
+# moves them to today's layout).
+SQLITE_DECISIONS_7 = """
+CREATE TABLE decisions_7 (
+    id TEXT PRIMARY KEY, app_id INTEGER NOT NULL REFERENCES applications(id),
+    created_at_ms INTEGER NOT NULL, model TEXT, backend TEXT NOT NULL,
+    schema_id INTEGER NOT NULL REFERENCES schemas(id),
+    schema_version INTEGER NOT NULL,
+    template_id INTEGER REFERENCES templates(id), template_version INTEGER,
+    state TEXT, input_tokens INTEGER, output_tokens INTEGER,
+    latency_gateway_ms INTEGER, latency_backend_ms INTEGER) WITHOUT ROWID;
+INSERT INTO decisions_7 SELECT id, app_id, created_at_ms, model, backend,
+    schema_id, schema_version, template_id, template_version, state,
+    input_tokens, output_tokens, latency_gateway_ms, latency_backend_ms
+    FROM decisions;
+CREATE TABLE decision_answers (
+    decision_id TEXT NOT NULL REFERENCES decisions(id),
+    question TEXT NOT NULL, position INTEGER NOT NULL, type TEXT NOT NULL,
+    distribution TEXT NOT NULL, answer TEXT NOT NULL, label_mass REAL,
+    PRIMARY KEY (decision_id, question)) WITHOUT ROWID;
+INSERT INTO decision_answers SELECT d.id, a.value ->> 'question', a.key,
+    a.value ->> 'type', a.value -> 'distribution', a.value -> 'answer',
+    a.value ->> 'label_mass' FROM decisions d, json_each(d.answers) a;
+CREATE TABLE outcomes_7 (
+    decision_id TEXT NOT NULL REFERENCES decisions(id),
+    question TEXT NOT NULL, value TEXT NOT NULL, source TEXT,
+    recorded_at_ms INTEGER NOT NULL,
+    PRIMARY KEY (decision_id, question)) WITHOUT ROWID;
+INSERT INTO outcomes_7 SELECT decision_id, question, value, source,
+    recorded_at_ms FROM outcomes;
+DROP TABLE outcomes;
+DROP TABLE decisions;
+ALTER TABLE decisions_7 RENAME TO decisions;
+ALTER TABLE outcomes_7 RENAME TO outcomes;
+CREATE INDEX decisions_app_time ON decisions(app_id, created_at_ms, id);
+CREATE INDEX decisions_schema ON decisions(schema_id, schema_version);
+CREATE INDEX decisions_state_time ON decisions(created_at_ms)
+    WHERE state IS NOT NULL;
+"""
+
+# A twin of each decision whose id has the same time and counter (two
+# workers in one ms drawing the same counter): the migration gives each
+# a slot of their key (src/store_sqlite_rid.c), where both are found.
+SQLITE_TWINS_7 = """
+INSERT INTO decisions SELECT substr(id, 1, 24) || 'ffffffffffff', app_id,
+    created_at_ms, model, backend, schema_id, schema_version, template_id,
+    template_version, state, input_tokens, output_tokens,
+    latency_gateway_ms, latency_backend_ms FROM decisions;
+INSERT INTO decision_answers SELECT substr(decision_id, 1, 24) ||
+    'ffffffffffff', question, position, type, distribution, answer,
+    label_mass FROM decision_answers;
+"""
+
+
+def twin(did):
+    return did[:24] + "ffffffffffff"
+
+
+def slot0(did):
+    """The first rid of a decision id's key: its 48 bits of ms and 12 of
+    counter, times 16."""
+    return int(did[:8] + did[9:13] + did[15:18], 16) * 16
+
+
 def test_schema_upgrade(t, g, key):
-    t.eq(evaluate(g, key).status, 200, "setup: an evaluation answers")
+    r = evaluate(g, key)
+    t.eq(r.status, 200, "setup: an evaluation answers")
+    did = r.json().get("x_decision_id", "")
+    t.eq(g.post("/v1/decisions/%s/outcome" % did,
+                {"answers": {"late": True}, "source": "upgrade"},
+                key=key).status, 200, "setup: its outcome recorded")
+    before = g.get("/v1/decisions/" + did, key=key).body
     g.stop()
     set_back(g)
     g.start()
-    why = "schema version 7, want 9: run evalgate-admin init"
+    why = "schema version 7, want 10: run evalgate-admin init"
     r = g.get("/health/ready")
     t.eq(r.status, 503, "ready is 503 while the database is at schema "
-         "version 7 and the workers need 9")
+         "version 7 and the workers need 10")
     body = r.json() if r.body else {}
     t.eq((body.get("status"), body.get("database"), body.get("cache"),
           body.get("reason")), ("unavailable", False, True, why),
@@ -116,7 +196,7 @@ def test_schema_upgrade(t, g, key):
 
     p = g.admin("init", check=False)
     t.eq(p.returncode, 0, "init while the gateway serves: exit 0")
-    t.ok("migrated the database from schema version 7 to 9" in p.stdout,
+    t.ok("migrated the database from schema version 7 to 10" in p.stdout,
          "init says what it migrated", p.stdout)
     t.ok(within(15, lambda: g.get("/health/ready").status == 200),
          "ready is 200 once migrated")
@@ -128,7 +208,7 @@ def test_schema_upgrade(t, g, key):
          "evaluations answer again, on every worker, without a restart")
     p = g.admin("init", check=False)
     t.ok(p.returncode == 0 and
-         "schema version 9, nothing to migrate" in p.stdout,
+         "schema version 10, nothing to migrate" in p.stdout,
          "init again: nothing to migrate", p.stdout)
     rows = g.sql("SELECT kind, options FROM backends ORDER BY name")
     t.eq([(k, json.loads(o) if o is not None else None) for k, o in rows],
@@ -146,6 +226,21 @@ def test_schema_upgrade(t, g, key):
                      " WHERE name IN ('max_options', 'concurrency',"
                      " 'extra')")
     t.eq(cols[0][0], 0, "and dropped their old columns")
+    t.eq(g.get("/v1/decisions/" + did, key=key).body, before,
+         "a decision made before reads back byte for byte the same, its "
+         "answers and outcome moved into today's layout")
+    if g.engine == "sqlite":
+        r = g.get("/v1/decisions/" + twin(did), key=key)
+        t.ok(r.status == 200 and r.json().get("answers") ==
+             json.loads(before).get("answers"),
+             "its twin of the same key, found in the next slot, with the "
+             "same answers", r.body)
+        t.eq(g.sql("SELECT rid - ? FROM decisions WHERE id IN (?, ?)"
+                   " ORDER BY id", (slot0(did), did, twin(did))), [(0,), (1,)],
+             "the two in slots 0 and 1 of their key, in id order")
+    t.eq(g.sql("SELECT count(*) FROM outcomes WHERE decision_id = ? AND"
+               " schema_version = 1", (did,))[0][0], 1,
+         "its outcome carries its decision's schema version")
     t.eq(g.sql("SELECT count(*) FROM schema_challengers")[0][0] +
          g.sql("SELECT count(*) FROM challenger_answers")[0][0], 0,
          "and made the tables of challengers, empty")

@@ -70,52 +70,45 @@ def outcome(g, key, decision):
 
 def clone(g, src, n, at_ms, tag):
     """n copies of decision src (answers included) made at_ms + i, with
-    ids of their own: many decisions without as many evaluations."""
+    ids of their own: UUIDv7 of that ms with tag as counter, so that each
+    has a key of its own (src/store_sqlite_rid.c), at its rid on SQLite:
+    many decisions without as many evaluations."""
     if g.engine == "postgresql":
         return clone_pg(g, src, n, at_ms, tag)
     db = sqlite3.connect(g.db, timeout=30)
-    ids = "printf('00000000-0000-7000-8%03x-%012x', ?2, i)"
     with db:
         db.execute(
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
-            " WHERE i < ?1) INSERT INTO decisions (id, app_id,"
+            " WHERE i < ?1) INSERT INTO decisions (rid, id, app_id,"
             " created_at_ms, model, backend, schema_id, schema_version,"
             " template_id, template_version, state, input_tokens,"
-            " output_tokens, latency_gateway_ms, latency_backend_ms)"
-            " SELECT " + ids + ", app_id, ?3 + i, model, backend,"
+            " output_tokens, latency_gateway_ms, latency_backend_ms,"
+            " answers)"
+            " SELECT (((?3 + i) << 12) | ?2) * 16,"
+            " printf('%08x-%04x-7%03x-8000-000000000000', (?3 + i) >> 16,"
+            " (?3 + i) & 65535, ?2), app_id, ?3 + i, model, backend,"
             " schema_id, schema_version, template_id, template_version,"
             " state, input_tokens, output_tokens, latency_gateway_ms,"
-            " latency_backend_ms FROM decisions, n WHERE id = ?4",
+            " latency_backend_ms, answers FROM decisions, n WHERE id = ?4",
             (n, tag, at_ms, src))
-        db.execute(
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
-            " WHERE i < ?1) INSERT INTO decision_answers (decision_id,"
-            " question, position, type, distribution, answer, label_mass)"
-            " SELECT " + ids + ", question, position, type, distribution,"
-            " answer, label_mass FROM decision_answers, n"
-            " WHERE decision_id = ?4", (n, tag, at_ms, src))
     db.close()
 
 
 def clone_pg(g, src, n, at_ms, tag):
     """clone() in PostgreSQL's SQL."""
-    ids = ("'00000000-0000-7000-8' || lpad(to_hex(?2), 3, '0') || '-' ||"
-           " lpad(to_hex(i), 12, '0')")
+    ids = ("lpad(to_hex((?3 + i) >> 16), 8, '0') || '-' ||"
+           " lpad(to_hex((?3 + i) & 65535), 4, '0') || '-7' ||"
+           " lpad(to_hex(?2), 3, '0') || '-8000-000000000000'")
     g.sql("INSERT INTO decisions (id, app_id, created_at_ms, model,"
           " backend, schema_id, schema_version, template_id,"
           " template_version, state, input_tokens, output_tokens,"
-          " latency_gateway_ms, latency_backend_ms)"
+          " latency_gateway_ms, latency_backend_ms, answers)"
           " SELECT " + ids + ", app_id, ?3 + i, model, backend,"
           " schema_id, schema_version, template_id, template_version,"
           " state, input_tokens, output_tokens, latency_gateway_ms,"
-          " latency_backend_ms FROM decisions, generate_series(1, ?1) n(i)"
+          " latency_backend_ms, answers"
+          " FROM decisions, generate_series(1, ?1) n(i)"
           " WHERE id = ?4", (n, tag, at_ms, src))
-    g.sql("INSERT INTO decision_answers (decision_id, question, position,"
-          " type, distribution, answer, label_mass)"
-          " SELECT " + ids + ", question, position, type, distribution,"
-          " answer, label_mass FROM decision_answers,"
-          " generate_series(1, ?1) n(i) WHERE decision_id = ?4",
-          (n, tag, at_ms, src))
 
 
 def integrity(t, g, name):
@@ -130,9 +123,9 @@ def count(g, where="1 = 1", args=()):
 
 
 def orphans(g):
-    return g.sql("SELECT (SELECT count(*) FROM decision_answers WHERE"
-                 " decision_id NOT IN (SELECT id FROM decisions)) +"
-                 " (SELECT count(*) FROM outcomes WHERE decision_id NOT IN"
+    return g.sql("SELECT (SELECT count(*) FROM outcomes WHERE decision_id"
+                 " NOT IN (SELECT id FROM decisions)) + (SELECT count(*)"
+                 " FROM challenger_answers WHERE decision_id NOT IN"
                  " (SELECT id FROM decisions))")[0][0]
 
 

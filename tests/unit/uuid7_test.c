@@ -94,5 +94,19 @@ main(void)
 	    "wrong variant refused");
 	ok(!uuid7_valid("018bcfe5-687b-7000-8000-00000000000g"),
 	    "non-hex refused");
+	/* The key: ms << 12 | counter, whatever the case of the digits. */
+	ok(uuid7_key("018bcfe5-687b-7abc-8000-000000000000") ==
+	    (1700000000123LL << 12 | 0xabc), "key of an id: ms << 12 | "
+	    "counter");
+	ok(uuid7_key("018BCFE5-687B-7ABC-BFFF-FFFFFFFFFFFF") ==
+	    (1700000000123LL << 12 | 0xabc), "uppercase, other random bits: "
+	    "the same key");
+	ok(uuid7_key("018bcfe5-687b-4abc-8000-000000000000") == -1 &&
+	    uuid7_key("018bcfe5") == -1, "no key for what is not a UUIDv7");
+	uuid7_new(1700000005000LL, a);
+	uuid7_new(1700000005000LL, b);
+	ok(uuid7_key(a) >> 12 == 1700000005000LL &&
+	    uuid7_key(b) == uuid7_key(a) + 1, "two ids of one ms: keys one "
+	    "apart, as their counters");
 	return tap_done();
 }

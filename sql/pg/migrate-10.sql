@@ -1,0 +1,2 @@
+-- placeholder: the PostgreSQL step 10 comes from the pg branch.
+SELECT 1;
