@@ -123,6 +123,12 @@ class Gateway:
                  worker=None, engine=None, share=None):
         self.dir = tempfile.mkdtemp(prefix="evalgate-e2e-")
         self.worker = worker or WORKER  # another FastCGI program: bench/
+        # Another build's worker is set up by that build's console when
+        # it has one beside it: its database is of that build's schema
+        # version (bench/frames.py OLD NEW across a migration).
+        beside = os.path.join(os.path.dirname(self.worker), "evalgate-admin")
+        self.admin_bin = beside if worker and os.access(beside, os.X_OK) \
+            else ADMIN
         self.port = free_port()
         self.admin_port = free_port() if admin_listener else None
         self.workers = workers
@@ -164,7 +170,7 @@ class Gateway:
     # -- the console -----------------------------------------------------
     def admin_argv(self, args):
         """The console's command line: --db URL first on PostgreSQL."""
-        return [ADMIN] + (["--db", self.url] if self.url else []) + \
+        return [self.admin_bin] + (["--db", self.url] if self.url else []) + \
             list(args)
 
     def admin(self, *args, check=True, env=None):
