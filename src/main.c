@@ -9,12 +9,14 @@
  * `evalgate.fcgi --version` prints its version and exits. */
 #include "config.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <fcgiapp.h>
@@ -63,6 +65,44 @@ request_waiting(void)
 	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
 }
 
+/* Whether the FastCGI socket is a unix socket (lighttpd's, Apache
+ * mod_fcgid's): then accept_next() accepts its connections. */
+static int
+listens_unix(int fd)
+{
+	struct sockaddr	sa;
+	socklen_t	len = sizeof(sa);
+
+	return getsockname(fd, &sa, &len) == 0 && sa.sa_family == AF_UNIX;
+}
+
+/* Accepts the next connection of a unix FastCGI socket before
+ * FCGX_Accept_r() does.  libfcgi's own accept polls each connection it
+ * accepts on a unix socket for up to 2 s before reading it, one system
+ * call per request, and drops one that stays silent that long: here the
+ * read that follows waits instead, until the server writes or closes
+ * (lighttpd and Apache mod_fcgid write the request as they connect).
+ * FCGX_Accept_r() takes a connection already open (ipcFd, as for a
+ * connection the server keeps, FCGI_KEEP_CONN) if the request it
+ * finishes first keeps it (keepConnection, which the request read then
+ * sets from the server's flags); on a failure it closes it and accepts
+ * the next one itself, as it does for any error here. */
+static void
+accept_next(FCGX_Request *fcgi)
+{
+	int fd;
+
+	if (fcgi->ipcFd >= 0)
+		return;
+	do
+		fd = accept4(fcgi->listen_sock, NULL, NULL, SOCK_CLOEXEC);
+	while (fd == -1 && errno == EINTR && !stopping);
+	if (fd == -1)
+		return;
+	fcgi->ipcFd = fd;
+	fcgi->keepConnection = 1;
+}
+
 _Static_assert(ROUTE__MAX <= METRICS_NO_ROUTE, "every route has its cells");
 
 /* The routes' labels for the metrics (method and pattern of each row). */
@@ -91,6 +131,7 @@ main(int argc, char **argv)
 	FCGX_Request		 fcgi;
 	struct req		 r;
 	char			 err[512];
+	int			 unix_socket;
 
 	/* Before anything FastCGI: an operator asks from a shell. */
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
@@ -162,7 +203,12 @@ main(int argc, char **argv)
 		log_warn("cannot initialise FastCGI");
 		return 1;
 	}
-	while (!stopping && FCGX_Accept_r(&fcgi) >= 0) {
+	unix_socket = listens_unix(fcgi.listen_sock);
+	for (;;) {
+		if (unix_socket)
+			accept_next(&fcgi);
+		if (stopping || FCGX_Accept_r(&fcgi) < 0)
+			break;
 		store_maintain(store);
 		if (shm != NULL)
 			shm_maintain(shm);

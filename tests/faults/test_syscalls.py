@@ -1,0 +1,104 @@
+"""test_syscalls: what a worker no longer does for every request
+(doc/design.md, section 21), and what it still notices.
+
+strace follows the one worker through six evaluations in a row:
+
+- no stat() of the cache or of the shared-memory file per request: the
+  kernel tells the worker when either is deleted or replaced
+  (src/filewatch.c), and each is checked at least once a second anyway,
+  so at most two such calls per second of the run;
+- no poll() of the connection it accepted (src/main.c accepts it, not
+  libfcgi, whose accept polls each one before reading it).
+
+And then what the stat() was for: the cache deleted, the very next
+evaluation (well within the second) is answered from a new cache file,
+which the worker says in its log.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from faultlib import setup_demo  # noqa: E402
+from gateway import Gateway, TAP  # noqa: E402
+
+EVAL = {"state": "the checkout is broken, refund now",
+        "x_schema": {"id": "demo"}}
+RUNS = 6
+CALL = re.compile(r"^\d+\s+(\w+)\((.*)")
+
+
+def traced(g, action):
+    """Runs action() under strace of g's worker: (its result, seconds it
+    took, the calls seen as (name, arguments))."""
+    out = os.path.join(g.dir, "syscalls.txt")
+    st = subprocess.Popen(["strace", "-f", "-y", "-o", out, "-e",
+                           "trace=%%stat,poll,ppoll,accept,accept4",
+                           "-p", str(g.worker_pids()[0])],
+                          stderr=subprocess.PIPE)
+    st.stderr.readline()            # "strace: Process N attached"
+    try:
+        t0 = time.time()
+        result = action()
+        took = time.time() - t0
+        time.sleep(0.2)
+    finally:
+        st.send_signal(signal.SIGINT)
+        st.wait(10)
+    seen = []
+    with open(out) as f:
+        for line in f:
+            m = CALL.match(line)
+            if m:
+                seen.append((m.group(1), m.group(2)))
+    return result, took, seen
+
+
+def main():
+    t = TAP()
+    g = Gateway(workers=1)
+    try:
+        key = setup_demo(g)
+        g.start()
+        t.eq(g.post("/v1/systemone", EVAL, key=key).status, 200,
+             "warm-up evaluation")
+        statuses, took, seen = traced(g, lambda: [
+            g.post("/v1/systemone", EVAL, key=key).status
+            for _ in range(RUNS)])
+        t.eq(statuses, [200] * RUNS, "%d evaluations answered" % RUNS)
+        accepts = [a for n, a in seen if n.startswith("accept") and
+                   re.search(r"\) = \d+", a)]
+        t.eq(len(accepts), RUNS, "strace saw each accepted")
+        stats = [a for n, a in seen if "stat" in n and
+                 ("cache.db\"" in a or "evalgate.shm\"" in a)]
+        most = 2 * (1 + int(took))
+        t.ok(len(stats) <= most, "%d stat()s of the cache and the shared "
+             "memory in %.2f s (at most %d: each once a second), not 2 a "
+             "request" % (len(stats), took, most))
+        polls = [a for n, a in seen if n in ("poll", "ppoll") and
+                 not a.startswith("[{fd=0<")]
+        t.eq(polls, [], "no poll() of an accepted connection")
+
+        cache = os.path.join(g.dir, "cache.db")
+        t.eq(g.post("/v1/systemone", EVAL, key=key).status, 200,
+             "an evaluation")
+        old = os.stat(cache).st_ino
+        os.unlink(cache)
+        r = g.post("/v1/systemone", EVAL, key=key)
+        t.ok(r.status == 200 and os.path.exists(cache) and
+             os.stat(cache).st_ino != old, "the cache deleted: the next "
+             "evaluation answered, from a new cache file", r)
+        t.ok("was deleted or replaced: reopened" in g.log(), "and the "
+             "worker says so")
+        t.stop_clean(g)
+    finally:
+        g.cleanup()
+    return t.done()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
