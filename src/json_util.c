@@ -672,11 +672,42 @@ num_exact(double d, char *buf)
 	return 1;
 }
 
+/* Whether the decimal n / s reads back as a (positive, normal, not a
+ * power of 2; s a power of 10 below 2^53, n < 2^53 the integer nearest
+ * a * s, both exact): 1 yes, 0 no, -1 too near the edge to tell without
+ * strtod().  It does when n is within half of a's ulp, times s, of a * s.
+ * That product is hi + lo exactly (fma()); n - hi is exact, as both are
+ * within 0.5 of each other; only n - hi - lo is rounded, by a relative
+ * 2^-53, within the margin of 2^-50 left on either side of the bound,
+ * which a power of 2 times s is exactly.  A tie, or the narrower ulp
+ * below a power of 2, is left to strtod(). */
+static int
+num_reads_back(uint64_t n, double a, double s)
+{
+	uint64_t	 bits;
+	double		 hi, lo, err, bound;
+
+	memcpy(&bits, &a, sizeof(bits));
+	/* half an ulp of a: 2^(exponent - 53), the exponent unbiased */
+	bits = ((bits >> 52 & 0x7ff) - 53) << 52;
+	memcpy(&bound, &bits, sizeof(bound));
+	bound *= s;
+	hi = a * s;
+	lo = fma(a, s, -hi);
+	err = fabs(((double)n - hi) - lo);
+	if (err < bound * (1 - 0x1p-50))
+		return 1;
+	if (err > bound * (1 + 0x1p-50))
+		return 0;
+	return -1;
+}
+
 /* d's %.15g text, if it reads back as d and 1e-8 <= |d| < 1e15: then it
  * is the decimal of 15 digits nearest d, and the nearest integer to |d|
  * times 10^(14 - x) is it, since that product is off by less than 0.07
  * and d by less than 0.12 at that scale.  1 if written to buf, else 0
- * (and %.15g does not read back as d). */
+ * (and %.15g does not read back as d).  Whether it reads back is found
+ * by num_reads_back(), strtod() only near the edge. */
 static int
 num_short(double d, char *buf)
 {
@@ -686,9 +717,9 @@ num_short(double d, char *buf)
 		1e21, 1e22,
 	};
 	double		 a = fabs(d);
-	uint64_t	 n;
+	uint64_t	 n, bits;
 	char		 r[15];
-	int		 x;
+	int		 x, back;
 
 	if (a < 1e-8 || a >= 1e15)
 		return 0;
@@ -701,9 +732,14 @@ num_short(double d, char *buf)
 		n = (uint64_t)llround(a * p10[14 - --x]);
 	if (n < 100000000000000ULL || n >= 1000000000000000ULL)
 		return 0;
+	memcpy(&bits, &a, sizeof(bits));
+	back = (bits & 0xfffffffffffffULL) == 0 ? -1 :
+	    num_reads_back(n, a, p10[14 - x]);
+	if (back == 0)
+		return 0;
 	num_digits15(n, r);
 	num_format(buf, d < 0, r, x, 15);
-	return strtod(buf, NULL) == d;
+	return back == 1 || strtod(buf, NULL) == d;
 }
 
 /* The first of "%.{from}g" .. "%.17g" that reads back as d (finite, not

@@ -301,6 +301,37 @@ test_num(void)
 	}
 	ok(bad == 0, "ju_num writes what printf writes (%zu of %zu not)",
 	    bad, n);
+	/* Where whether %.15g reads back is decided without strtod(): the
+	 * double nearest a decimal of 15 digits, from 1e-8 to 1e15, and
+	 * the two beside it (which that decimal may or may not name), and
+	 * the powers of 2, whose ulp below is half the one above. */
+	bad = n = 0;
+	for (i = 0; i < 100000; i++) {
+		char	 text[40];
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		snprintf(text, sizeof(text), "%llu.%014llue%d",
+		    (unsigned long long)(x % 9 + 1),
+		    (unsigned long long)(x >> 8) % 100000000000000ULL,
+		    (int)(x >> 59 & 31) % 23 - 8);
+		d = strtod(text, NULL);
+		lo = nextafter(d, 0);
+		hi = nextafter(d, HUGE_VAL);
+		num_same(d, &bad);
+		num_same(lo, &bad);
+		num_same(-hi, &bad);
+		n += 3;
+	}
+	for (i = 0; i < 80; i++, n += 3) {
+		d = ldexp(1, (int)i - 30);
+		num_same(d, &bad);
+		num_same(nextafter(d, 0), &bad);
+		num_same(nextafter(d, HUGE_VAL), &bad);
+	}
+	ok(bad == 0, "ju_num beside 15-digit decimals and powers of 2 as"
+	    " printf (%zu of %zu not)", bad, n);
 }
 
 int
