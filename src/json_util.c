@@ -862,22 +862,64 @@ static const char *const escapes[0x20] = {
 	"\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
 };
 
+#define ONES	0x0101010101010101ULL
+
+/* 1 if json-c writes each of the eight bytes at s as it is: none below
+ * 0x20, no quote, no backslash (each test exact for whether any byte
+ * is one; bit 7 of a byte at 0x80 or above is never counted). */
+static int
+plain8(const char *s)
+{
+	uint64_t	 w;
+
+	memcpy(&w, s, sizeof(w));
+	return (((w - ONES * 0x20) | ((w ^ ONES * '"') - ONES) |
+	    ((w ^ ONES * '\\') - ONES)) & ~w & ONES * 0x80) == 0;
+}
+
+/* The index of the first byte from i on that json-c escapes, or len:
+ * eight bytes at a time while none is. */
+static size_t
+plain_span(const char *s, size_t i, size_t len)
+{
+	unsigned char	 c;
+
+	for (; len - i >= 8 && plain8(s + i); i += 8)
+		continue;
+	for (; i < len; i++) {
+		c = (unsigned char)s[i];
+		if (c < 0x20 || c == '"' || c == '\\')
+			break;
+	}
+	return i;
+}
+
 int
 ju_write_str(struct buf *b, const char *s, size_t len)
 {
 	const char	*esc;
-	size_t		 i, from = 0;
+	char		*p;
+	size_t		 i = plain_span(s, 0, len), from = 0;
 	unsigned char	 c;
-	int		 rc = buf_add(b, "\"", 1);
+	int		 rc;
 
-	for (i = 0; i < len && rc == BUF_OK; i++) {
+	if (i == len) {		/* nothing to escape: one append */
+		if (len > SIZE_MAX - 2 || (p = buf_extend(b, len + 2,
+		    NULL)) == NULL)
+			return -1;
+		p[0] = '"';
+		memcpy(p + 1, s, len);
+		p[len + 1] = '"';
+		return 0;
+	}
+	rc = buf_add(b, "\"", 1);
+	while (i < len && rc == BUF_OK) {
 		c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
 		esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : escapes[c];
 		if ((rc = buf_add(b, s + from, i - from)) == BUF_OK)
 			rc = buf_adds(b, esc);
 		from = i + 1;
+		i = plain_span(s, from, len);
 	}
 	if (rc == BUF_OK && (rc = buf_add(b, s + from, len - from)) ==
 	    BUF_OK)
@@ -905,6 +947,53 @@ ju_write_num(struct buf *b, double d)
 	char	 buf[NUM_MAX];
 
 	return buf_add(b, buf, ju_num_text(d, buf)) == BUF_OK ? 0 : -1;
+}
+
+int
+ju_write_json(struct buf *b, json_object *o)
+{
+	const char	*text;
+	size_t		 i, n, len;
+	int		 rc = 0, first = 1;
+
+	switch (json_object_get_type(o)) {
+	case json_type_null:
+		return buf_add(b, "null", 4) == BUF_OK ? 0 : -1;
+	case json_type_boolean:
+		return buf_adds(b, json_object_get_boolean(o) ? "true" :
+		    "false") == BUF_OK ? 0 : -1;
+	case json_type_string:
+		return ju_write_str(b, json_object_get_string(o),
+		    (size_t)json_object_get_string_len(o));
+	case json_type_object:
+		rc = buf_add(b, "{", 1) == BUF_OK ? 0 : -1;
+		json_object_object_foreach(o, k, v) {
+			/* json-c writes a key up to its first NUL */
+			if (rc == 0 && ((!first && buf_add(b, ",", 1) !=
+			    BUF_OK) || ju_write_str(b, k, strlen(k)) == -1 ||
+			    buf_add(b, ":", 1) != BUF_OK ||
+			    ju_write_json(b, v) == -1))
+				rc = -1;
+			first = 0;
+		}
+		return rc == 0 && buf_add(b, "}", 1) == BUF_OK ? 0 : -1;
+	case json_type_array:
+		rc = buf_add(b, "[", 1) == BUF_OK ? 0 : -1;
+		n = json_object_array_length(o);
+		for (i = 0; rc == 0 && i < n; i++)
+			if ((i > 0 && buf_add(b, ",", 1) != BUF_OK) ||
+			    ju_write_json(b, json_object_array_get_idx(o, i)) ==
+			    -1)
+				rc = -1;
+		return rc == 0 && buf_add(b, "]", 1) == BUF_OK ? 0 : -1;
+	default:
+		/* A number: json-c's text (a parsed double keeps the text it
+		 * was read from). */
+		if ((text = json_object_to_json_string_length(o, JU_WIRE,
+		    &len)) == NULL)
+			return -1;
+		return buf_add(b, text, len) == BUF_OK ? 0 : -1;
+	}
 }
 
 json_object *

@@ -179,6 +179,46 @@ test_write(void)
 	    json_object_to_json_string_ext(s, JU_WIRE), b.len) == 0,
 	    "  and all 256 in one string");
 	json_object_put(s);
+	/* Strings of 0 to 40 bytes, each byte plain, escaped or UTF-8's
+	 * high bytes, at every place within and across eight-byte words
+	 * (ju_write_str() skips eight plain bytes at a time). */
+	{
+		static const char pick[] = "ab\"\\\n\x01\x1f \x7f\x80\xc3\xa9\xff~";
+		uint64_t	 x = 2463534242ULL;
+		char		 t[40];
+		size_t		 i, j, n;
+
+		same = 1;
+		for (i = 0; i < 20000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			n = x % (sizeof(t) + 1);
+			for (j = 0; j < n; j++)
+				t[j] = pick[(x >> (j % 16 * 4) ^ j * 7) %
+				    (sizeof(pick) - 1)];
+			/* mostly plain: one escape at most in many */
+			if (x & 0x100)
+				for (j = 0; j < n; j++)
+					t[j] = (char)('a' + (x + j) % 26);
+			if (x & 0x100 && n > 0)
+				t[(x >> 20) % n] = pick[(x >> 30) %
+				    (sizeof(pick) - 1)];
+			buf_reset(&b);
+			s = json_object_new_string_len(t, (int)n);
+			if (ju_write_str(&b, t, n) == -1 || b.p == NULL ||
+			    strcmp(b.p, json_object_to_json_string_ext(s,
+			    JU_WIRE)) != 0) {
+				if (same)
+					printf("# %zu bytes: %s\n", n,
+					    b.p ? b.p : "(none)");
+				same = 0;
+			}
+			json_object_put(s);
+		}
+		ok(same, "ju_write_str as json-c, escapes anywhere in 0 to"
+		    " 40 bytes");
+	}
 	buf_reset(&b);
 	s = ju_num(0.1 + 0.2);
 	ok(ju_write_num(&b, 0.1 + 0.2) == 0 && strcmp(b.p,
@@ -203,6 +243,65 @@ test_write(void)
 		}
 		ok(same, "ju_write_int as json-c, INT64_MIN and MAX too");
 	}
+	buf_free(&b);
+}
+
+/* ju_write_json(): the bytes json-c writes under JU_WIRE, for values as
+ * parsed (numbers keep the text they were read from), as built, and
+ * nested. */
+static void
+test_write_json(void)
+{
+	static const char *const texts[] = {
+		"{}", "[]", "null", "true", "false", "\"\"", "0", "-0",
+		"1.50", "1e2", "-0.0", "18446744073709551615",
+		"-9223372036854775808", "9223372036854775808", "3.25E-7",
+		"{\"a\":[1,2.0,{\"b\":null,\"c\":[[],{}]}],\"d\":\"x/y\"}",
+		"{ \"s\" : \"\\u00e9\\u0000\\n\\\"\\\\\\/\\u001f\\ud83d\\ude00\" ,"
+		" \"k\\\"ey\\u007f\": [ true , false , null ] }",
+		"{\"state\":\"The checkout page is broken\",\"questions\":"
+		"{\"q\":{\"type\":\"choice\",\"criteria\":{\"a\":\"\",\"b\":"
+		"\"x\"}},\"r\":{\"type\":\"score\",\"criteria\":[\"lo\","
+		"\"hi\"]}}}",
+	};
+	struct buf	 b;
+	json_object	*o;
+	const char	*want;
+	size_t		 i;
+	int		 same = 1;
+
+	buf_init(&b, 1 << 16);
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		o = parse(texts[i]);
+		buf_reset(&b);
+		want = json_object_to_json_string_ext(o, JU_WIRE);
+		if (ju_write_json(&b, o) == -1 || b.p == NULL ||
+		    strcmp(b.p, want) != 0) {
+			printf("# %s: %s, json-c %s\n", texts[i],
+			    b.p ? b.p : "(none)", want);
+			same = 0;
+		}
+		json_object_put(o);
+	}
+	o = ju_obj();
+	ju_add(o, "n", ju_num(0.1 + 0.2));
+	ju_add(o, "i", ju_int(-42));
+	ju_add(o, "z", NULL);
+	ju_add(o, "s", json_object_new_string_len("a\0b", 3));
+	buf_reset(&b);
+	want = json_object_to_json_string_ext(o, JU_WIRE);
+	if (ju_write_json(&b, o) == -1 || b.p == NULL ||
+	    strcmp(b.p, want) != 0) {
+		printf("# built: %s, json-c %s\n", b.p ? b.p : "(none)", want);
+		same = 0;
+	}
+	json_object_put(o);
+	ok(same, "ju_write_json as json-c under JU_WIRE");
+	buf_free(&b);
+	buf_init(&b, 4);
+	o = parse("[1,2,3]");
+	ok(ju_write_json(&b, o) == -1, "ju_write_json: -1 past the cap");
+	json_object_put(o);
 	buf_free(&b);
 }
 
@@ -415,5 +514,6 @@ main(void)
 	test_paths();
 	test_write();
 	test_num();
+	test_write_json();
 	return tap_done();
 }
