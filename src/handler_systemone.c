@@ -333,11 +333,8 @@ build_answers(struct eval *ev, struct error *e)
 			return -1;
 		}
 		at = t->len;
-		if ((a = answer_write(t, q, ev->ba.dist[i], n,
-		    ev->sv.temperature, ev->sv.abstain_threshold)) == -1 ||
-		    buf_add(t, "", 1) != BUF_OK ||
-		    answer_distribution_write(t, q, ev->ba.dist[i], n) == -1 ||
-		    buf_add(t, "", 1) != BUF_OK)
+		if ((a = answer_write_both(t, q, ev->ba.dist[i], n,
+		    ev->sv.temperature, ev->sv.abstain_threshold)) == -1)
 			return error_set(e, ERR_INTERNAL, NULL,
 			    "cannot build the answer to '%s'", name);
 		ev->abstained |= a;
