@@ -523,11 +523,17 @@ backend_http_post_many(const struct backend_http_post *posts, size_t n,
 	return failed ? -1 : 0;
 }
 
+/* The process's headers of a call without a key: the same for every
+ * backend, made once. */
+static struct curl_slist	*plain;		/* owned */
+
 void
 backend_http_headers_free(struct curl_slist *list)
 {
 	struct curl_slist	*l;
 
+	if (list == plain)		/* kept: no key in it */
+		return;
 	for (l = list; l != NULL; l = l->next)
 		sodium_memzero(l->data, strlen(l->data));
 	curl_slist_free_all(list);
@@ -555,9 +561,6 @@ backend_http_headers(const struct backend *b)
 	size_t			 len;
 	int			 failed = 0;
 
-	list = append(list, "Content-Type: application/json", &failed);
-	list = append(list, "Accept: application/json", &failed);
-	list = append(list, "Expect:", &failed);	/* no 100-continue */
 	if (b->auth_env[0] != '\0' && ((key = getenv(b->auth_env)) == NULL ||
 	    key[0] == '\0')) {
 		log_warn("backend '%s': variable %s is not set; calling the"
@@ -569,6 +572,13 @@ backend_http_headers(const struct backend *b)
 		    " the upstream without a key", b->name, b->auth_env);
 		key = NULL;
 	}
+	if (key == NULL && plain != NULL)
+		return plain;
+	list = append(list, "Content-Type: application/json", &failed);
+	list = append(list, "Accept: application/json", &failed);
+	list = append(list, "Expect:", &failed);	/* no 100-continue */
+	if (key == NULL && !failed)
+		return plain = list;
 	if (key != NULL && !failed) {
 		len = sizeof(bearer) + strlen(key);
 		line = xmalloc(len);
@@ -621,4 +631,6 @@ backend_http_cleanup(void)
 	if (multi != NULL)
 		curl_multi_cleanup(multi);
 	multi = NULL;
+	curl_slist_free_all(plain);
+	plain = NULL;
 }
