@@ -128,23 +128,39 @@ escaped_unit(const char *s, size_t avail)
 	return u;
 }
 
+#define ONES	0x0101010101010101ULL
+
+/* 1 if none of the eight bytes at s is a quote or a backslash (each
+ * test exact for whether any byte is one). */
+static int
+unquoted8(const char *s)
+{
+	uint64_t	 w;
+
+	memcpy(&w, s, sizeof(w));
+	return ((((w ^ ONES * '"') - ONES) | ((w ^ ONES * '\\') - ONES)) &
+	    ~w & ONES * 0x80) == 0;
+}
+
 /* Where the string opened by the quote at text[i] ends: the index of its
  * closing quote, or len.  *nul is set when it holds the escape \\u0000,
- * *why when a lone surrogate.  The bytes between escapes are skipped by
- * memchr(); the closing quote is looked for again only past an escaped
- * one, so that the scan stays linear. */
+ * *why when a lone surrogate.  The bytes between escapes are skipped
+ * eight at a time while no quote or backslash is among them; each byte
+ * is looked at once. */
 static size_t
 string_end(const char *text, size_t i, size_t len, int *nul,
     const char **why)
 {
-	const char	*p;
-	size_t		 j = i + 1, quote, next;
+	size_t		 j = i + 1, next;
 	long		 u, v;
 
-	p = memchr(text + j, '"', len - j);
-	quote = p != NULL ? (size_t)(p - text) : len;
-	while ((p = memchr(text + j, '\\', quote - j)) != NULL) {
-		j = (size_t)(p - text);
+	for (;;) {
+		while (len - j >= 8 && unquoted8(text + j))
+			j += 8;
+		while (j < len && text[j] != '"' && text[j] != '\\')
+			j++;
+		if (j >= len || text[j] == '"')
+			return j < len ? j : len;
 		*nul |= len - j > 5 && memcmp(text + j, "\\u0000", 6) == 0;
 		/* json-c keeps a lone surrogate as U+FFFD. */
 		u = escaped_unit(text + j, len - j);
@@ -157,13 +173,15 @@ string_end(const char *text, size_t i, size_t len, int *nul,
 			*why = "a string holds a lone surrogate (\\ud800 to"
 			    " \\udfff unpaired)";
 		j = next < len ? next : len;
-		if (quote < j) {		/* that quote was escaped */
-			p = memchr(text + j, '"', len - j);
-			quote = p != NULL ? (size_t)(p - text) : len;
-		}
 	}
-	return quote;
 }
+
+/* JSON's whitespace, and the bytes a number's token holds. */
+#define IS_SPACE(c)	((c) == ' ' || (c) == '\t' || (c) == '\r' || \
+			    (c) == '\n')
+#define IS_NUMBER(c)	(((c) >= '0' && (c) <= '9') || (c) == '.' || \
+			    (c) == 'e' || (c) == 'E' || (c) == '+' || \
+			    (c) == '-')
 
 const char *
 ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
@@ -196,8 +214,7 @@ ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 		case '"':
 			nul = 0;
 			j = string_end(text, i, len, &nul, &why);
-			for (k = j + 1; k < len && text[k] != '\0' &&
-			    strchr(" \t\r\n", text[k]) != NULL; k++)
+			for (k = j + 1; k < len && IS_SPACE(text[k]); k++)
 				continue;
 			if (k < len && text[k] == ':' && n > 0 &&
 			    !f[n - 1].array) {
@@ -223,8 +240,7 @@ ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 			i++;
 			continue;
 		}
-		for (j = i + 1; j < len && text[j] != '\0' &&
-		    strchr("0123456789.eE+-", text[j]) != NULL; j++)
+		for (j = i + 1; j < len && IS_NUMBER(text[j]); j++)
 			continue;
 		if (j < len && (text[j] == 'I' || text[j] == 'N'))
 			why = "NaN and Infinity are not JSON numbers";
@@ -861,8 +877,6 @@ static const char *const escapes[0x20] = {
 	"\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019",
 	"\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
 };
-
-#define ONES	0x0101010101010101ULL
 
 /* 1 if json-c writes each of the eight bytes at s as it is: none below
  * 0x20, no quote, no backslash (each test exact for whether any byte
