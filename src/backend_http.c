@@ -91,6 +91,11 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 		h->status_seen = 1;
 		return n;
 	}
+	/* Only the two hints are read: any other line is passed over
+	 * before it is copied. */
+	if (n < sizeof("retry-after:") - 1 || strncasecmp(data, "retry-after",
+	    sizeof("retry-after") - 1) != 0)
+		return n;
 	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ?
 	    n : sizeof(line) - 1), data);
 	line[strcspn(line, "\r\n")] = '\0';
