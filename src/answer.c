@@ -369,9 +369,10 @@ answer_write(struct buf *b, json_object *question, const double *p,
     size_t n, double T, double threshold)
 {
 	enum qtype	 t;
+	size_t		 arity;
 
-	t = question_type(question);
-	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
+	t = question_shape(question, &arity);
+	if (t == Q__MAX || n == 0 || p == NULL || n != arity)
 		return -1;
 	return write_answer(b, 0, question, t, p, n, T, threshold);
 }
@@ -381,9 +382,10 @@ answer_write_both(struct buf *b, json_object *question, const double *p,
     size_t n, double T, double threshold)
 {
 	enum qtype	 t;
+	size_t		 arity;
 
-	t = question_type(question);
-	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
+	t = question_shape(question, &arity);
+	if (t == Q__MAX || n == 0 || p == NULL || n != arity)
 		return -1;
 	return write_answer(b, 1, question, t, p, n, T, threshold);
 }
@@ -394,9 +396,10 @@ answer_distribution_write(struct buf *b, json_object *question,
 {
 	struct nums	 pn = { p, NULL };
 	enum qtype	 t;
+	size_t		 arity;
 
-	t = question_type(question);
-	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
+	t = question_shape(question, &arity);
+	if (t == Q__MAX || n == 0 || p == NULL || n != arity)
 		return -1;
 	return builders[t].distribution(b, criteria_of(question), &pn, n);
 }

@@ -184,8 +184,7 @@ backend_parse_systemone(const char *body, size_t len,
 		goto done;
 	}
 	json_object_object_foreach(questions, name, q) {
-		t = question_type(q);
-		n = question_arity(q);
+		t = question_shape(q, &n);
 		if (t == Q__MAX || n == 0) {
 			backend_reason(why, whylen, "question '%.40s' is not valid", name);
 			goto done;

@@ -534,6 +534,16 @@ question_arity(json_object *question)
 	return types[t].arity(criteria_of(question));
 }
 
+enum qtype
+question_shape(json_object *question, size_t *arity)
+{
+	enum qtype	 t;
+
+	*arity = (t = question_type(question)) == Q__MAX ? 0 :
+	    types[t].arity(criteria_of(question));
+	return t;
+}
+
 static void
 hash_question(hashst *st, const char *name, json_object *q)
 {

@@ -57,6 +57,9 @@ int		 question_validate_state(json_object *state, long max_chars,
 /* Number of outcomes of a validated question: options of a choice, levels
  * of a score, 2 for a noul.  0 for an invalid question. */
 size_t		 question_arity(json_object *question);
+/* Both at once, the type looked up once: the type (Q__MAX for an
+ * invalid question, *arity 0 then) and *arity. */
+enum qtype	 question_shape(json_object *question, size_t *arity);
 
 /* Writes into hex the lowercase hex SHA-256 (64 characters and a NUL) of
  * the canonical encoding of a validated questions map: names (sorted

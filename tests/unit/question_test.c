@@ -539,6 +539,15 @@ test_outcomes(void)
 	ok(question_arity(s) == 3, "arity of a 3-level score");
 	ok(question_arity(n) == 2, "arity of a noul");
 	ok(question_arity(bad) == 0, "arity of an invalid question");
+	{
+		size_t	 a[4] = { 9, 9, 9, 9 };
+
+		ok(question_shape(c, &a[0]) == Q_CHOICE && a[0] == 3 &&
+		    question_shape(s, &a[1]) == Q_SCORE && a[1] == 3 &&
+		    question_shape(n, &a[2]) == Q_NOUL && a[2] == 2 &&
+		    question_shape(bad, &a[3]) == Q__MAX && a[3] == 0,
+		    "question_shape: the type and the arity");
+	}
 
 	outcome_case(c, "\"happy\"", 0, "choice key");
 	outcome_case(c, "\"\xc3\xa9t\xc3\xa9\"", 0, "choice UTF-8 key");
