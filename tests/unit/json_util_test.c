@@ -193,7 +193,8 @@ test_write(void)
 	 * high bytes, at every place within and across eight-byte words
 	 * (ju_write_str() skips eight plain bytes at a time). */
 	{
-		static const char pick[] = "ab\"\\\n\x01\x1f \x7f\x80\xc3\xa9\xff~";
+		static const char pick[] = "ab\"\\\n\x01\x1f \x7f"
+		    "\x80\xc3\xa9\xff~";
 		uint64_t	 x = 2463534242ULL;
 		char		 t[40];
 		size_t		 i, j, n;
@@ -267,7 +268,8 @@ test_write_json(void)
 		"1.50", "1e2", "-0.0", "18446744073709551615",
 		"-9223372036854775808", "9223372036854775808", "3.25E-7",
 		"{\"a\":[1,2.0,{\"b\":null,\"c\":[[],{}]}],\"d\":\"x/y\"}",
-		"{ \"s\" : \"\\u00e9\\u0000\\n\\\"\\\\\\/\\u001f\\ud83d\\ude00\" ,"
+		"{ \"s\" : \"\\u00e9\\u0000\\n\\\"\\\\\\/\\u001f"
+		"\\ud83d\\ude00\" ,"
 		" \"k\\\"ey\\u007f\": [ true , false , null ] }",
 		"{\"state\":\"The checkout page is broken\",\"questions\":"
 		"{\"q\":{\"type\":\"choice\",\"criteria\":{\"a\":\"\",\"b\":"
