@@ -17,29 +17,39 @@
 #include "question.h"
 
 #define STACK_CAP	256	/* tempered values kept on the stack */
+#define TEXTS_CAP	32	/* numbers' texts kept on the stack */
+
+/* The values of a distribution and, where text is not NULL, each one's
+ * text once made (ju_num_text()), for every other place it is written:
+ * the confidence is one of the probabilities, and the stored
+ * distribution the answer's when the temperature leaves it as it is. */
+struct nums {
+	const double	 *v;		/* borrowed */
+	char		(*text)[JU_NUM_MAX];	/* borrowed; "" not made yet */
+};
 
 struct builder {
 	/* Writes the type's members after "type" (each led by a comma);
 	 * q tempered, n = arity: 1 if it abstains, 0 if not, -1. */
 	int	 (*answer)(struct buf *b, json_object *criteria,
-		    const double *q, size_t n, double threshold);
+		    struct nums *q, size_t n, double threshold);
 	/* Writes the stored distribution: 0 or -1. */
 	int	 (*distribution)(struct buf *b, json_object *criteria,
-		    const double *p, size_t n);
+		    struct nums *p, size_t n);
 };
 
-static int	 choice_answer(struct buf *, json_object *, const double *,
+static int	 choice_answer(struct buf *, json_object *, struct nums *,
 		    size_t, double);
-static int	 score_answer(struct buf *, json_object *, const double *,
+static int	 score_answer(struct buf *, json_object *, struct nums *,
 		    size_t, double);
-static int	 noul_answer(struct buf *, json_object *, const double *,
+static int	 noul_answer(struct buf *, json_object *, struct nums *,
 		    size_t, double);
 static int	 choice_distribution(struct buf *, json_object *,
-		    const double *, size_t);
+		    struct nums *, size_t);
 static int	 score_distribution(struct buf *, json_object *,
-		    const double *, size_t);
+		    struct nums *, size_t);
 static int	 noul_distribution(struct buf *, json_object *,
-		    const double *, size_t);
+		    struct nums *, size_t);
 
 static const struct builder builders[Q__MAX] = {
 	[Q_CHOICE] = { choice_answer, choice_distribution },
@@ -63,13 +73,24 @@ key(struct buf *b, const char *k)
 	    -1 : 0;
 }
 
-/* ,"confidence":c,"x_abstain":bool; 1 if it abstains, 0, or -1. */
+/* Value i of m as text. */
 static int
-confidence(struct buf *b, double c, double threshold)
+num(struct buf *b, struct nums *m, size_t i)
 {
-	int abstain = c < threshold;
+	if (m->text == NULL)
+		return ju_write_num(b, m->v[i]);
+	if (m->text[i][0] == '\0')
+		ju_num_text(m->v[i], m->text[i]);
+	return lit(b, m->text[i]);
+}
 
-	if (lit(b, ",\"confidence\":") == -1 || ju_write_num(b, c) == -1 ||
+/* ,"confidence":q[best],"x_abstain":bool; 1 if it abstains, 0, or -1. */
+static int
+confidence(struct buf *b, struct nums *q, size_t best, double threshold)
+{
+	int abstain = q->v[best] < threshold;
+
+	if (lit(b, ",\"confidence\":") == -1 || num(b, q, best) == -1 ||
 	    lit(b, abstain ? ",\"x_abstain\":true}" :
 	    ",\"x_abstain\":false}") == -1)
 		return -1;
@@ -149,14 +170,14 @@ answer_temper(const double *p, size_t n, double T, double *q)
 /* choice */
 
 static int
-choice_answer(struct buf *b, json_object *c, const double *q, size_t n,
+choice_answer(struct buf *b, json_object *c, struct nums *q, size_t n,
     double threshold)
 {
 	const char	*chosen = NULL;
 	size_t		 i = 0, best;
 	int		 rc;
 
-	best = argmax(q, n);
+	best = argmax(q->v, n);
 	json_object_object_foreach(c, k, v) {
 		(void)v;
 		if (i++ == best)
@@ -171,17 +192,17 @@ choice_answer(struct buf *b, json_object *c, const double *q, size_t n,
 	json_object_object_foreach(c, k2, v2) {
 		(void)v2;
 		if (rc == 0 && ((i > 0 && lit(b, ",") == -1) ||
-		    key(b, k2) == -1 || ju_write_num(b, q[i]) == -1))
+		    key(b, k2) == -1 || num(b, q, i) == -1))
 			rc = -1;
 		i++;
 	}
 	if (rc == -1 || lit(b, "}") == -1)
 		return -1;
-	return confidence(b, q[best], threshold);
+	return confidence(b, q, best, threshold);
 }
 
 static int
-choice_distribution(struct buf *b, json_object *c, const double *p,
+choice_distribution(struct buf *b, json_object *c, struct nums *p,
     size_t n)
 {
 	size_t	 i = 0;
@@ -190,7 +211,7 @@ choice_distribution(struct buf *b, json_object *c, const double *p,
 	json_object_object_foreach(c, k, v) {
 		(void)v;
 		if (rc == 0 && i < n && ((i > 0 && lit(b, ",") == -1) ||
-		    key(b, k) == -1 || ju_write_num(b, p[i]) == -1))
+		    key(b, k) == -1 || num(b, p, i) == -1))
 			rc = -1;
 		i++;
 	}
@@ -226,16 +247,16 @@ label(struct buf *b, json_object *l)
 }
 
 static int
-score_answer(struct buf *b, json_object *c, const double *q, size_t n,
+score_answer(struct buf *b, json_object *c, struct nums *q, size_t n,
     double threshold)
 {
 	double		 score = 0;
 	size_t		 i, best;
 	int		 rc;
 
-	best = argmax(q, n);
+	best = argmax(q->v, n);
 	for (i = 0; i < n; i++)
-		score += (double)i * q[i];
+		score += (double)i * q->v[i];
 	rc = lit(b, ",\"score\":") == -1 || ju_write_num(b, score) == -1 ||
 	    lit(b, ",\"legend\":{") == -1 ? -1 : 0;
 	for (i = 0; rc == 0 && i < n; i++) {
@@ -247,16 +268,16 @@ score_answer(struct buf *b, json_object *c, const double *q, size_t n,
 		return -1;
 	for (i = 0; i < n; i++) {
 		if ((i > 0 && lit(b, ",") == -1) || index_key(b, i) == -1 ||
-		    ju_write_num(b, q[i]) == -1)
+		    num(b, q, i) == -1)
 			return -1;
 	}
 	if (lit(b, "}") == -1)
 		return -1;
-	return confidence(b, q[best], threshold);
+	return confidence(b, q, best, threshold);
 }
 
 static int
-score_distribution(struct buf *b, json_object *c, const double *p,
+score_distribution(struct buf *b, json_object *c, struct nums *p,
     size_t n)
 {
 	size_t	 i;
@@ -265,8 +286,7 @@ score_distribution(struct buf *b, json_object *c, const double *p,
 	if (lit(b, "[") == -1)
 		return -1;
 	for (i = 0; i < n; i++)
-		if ((i > 0 && lit(b, ",") == -1) ||
-		    ju_write_num(b, p[i]) == -1)
+		if ((i > 0 && lit(b, ",") == -1) || num(b, p, i) == -1)
 			return -1;
 	return lit(b, "]");
 }
@@ -274,17 +294,17 @@ score_distribution(struct buf *b, json_object *c, const double *p,
 /* noul: q[0] = P(true), q[1] = P(false) */
 
 static int
-noul_answer(struct buf *b, json_object *c, const double *q, size_t n,
+noul_answer(struct buf *b, json_object *c, struct nums *q, size_t n,
     double threshold)
 {
-	double	 t = q[0], conf;
+	double	 t = q->v[0], conf;
 	int	 abstain;
 
 	(void)c;
 	(void)n;
 	conf = t > 1 - t ? t : 1 - t;
 	abstain = conf < threshold;
-	if (lit(b, ",\"noul\":") == -1 || ju_write_num(b, t) == -1 ||
+	if (lit(b, ",\"noul\":") == -1 || num(b, q, 0) == -1 ||
 	    lit(b, abstain ? ",\"x_abstain\":true}" :
 	    ",\"x_abstain\":false}") == -1)
 		return -1;
@@ -292,11 +312,11 @@ noul_answer(struct buf *b, json_object *c, const double *q, size_t n,
 }
 
 static int
-noul_distribution(struct buf *b, json_object *c, const double *p, size_t n)
+noul_distribution(struct buf *b, json_object *c, struct nums *p, size_t n)
 {
 	(void)c;
 	(void)n;
-	return ju_write_num(b, p[0]);
+	return num(b, p, 0);
 }
 
 /* Public interface */
@@ -309,40 +329,79 @@ criteria_of(json_object *question)
 	return json_object_object_get_ex(question, "criteria", &c) ? c : NULL;
 }
 
-int
-answer_write(struct buf *b, json_object *question, const double *p,
-    size_t n, double T, double threshold)
+/* The answer to question (its type t, n = its arity, both checked) and,
+ * if both, a NUL, the stored distribution and a NUL: as answer_write(). */
+static int
+write_answer(struct buf *b, int both, json_object *question,
+    enum qtype t, const double *p, size_t n, double T, double threshold)
 {
 	double		 stackq[STACK_CAP], *q;
-	enum qtype	 t;
+	char		 stackt[TEXTS_CAP][JU_NUM_MAX];
+	struct nums	 qn, pn = { p, NULL };
+	json_object	*c = criteria_of(question);
+	size_t		 i;
 	int		 rc;
 
-	t = question_type(question);
-	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
-		return -1;
 	/* Sized by the question's options: checked. */
 	q = n <= STACK_CAP ? stackq : malloc(n * sizeof(*q));
 	if (q == NULL)
 		return -1;
 	answer_temper(p, n, T, q);
+	qn.v = q;
+	qn.text = n <= TEXTS_CAP ? stackt : NULL;
+	for (i = 0; qn.text != NULL && i < n; i++)
+		stackt[i][0] = '\0';
 	rc = lit(b, "{\"type\":") == -1 || ju_write_str(b,
 	    question_type_name(t), strlen(question_type_name(t))) == -1 ? -1 :
-	    builders[t].answer(b, criteria_of(question), q, n, threshold);
+	    builders[t].answer(b, c, &qn, n, threshold);
+	/* untempered: the same numbers, whose texts are made */
+	if (rc != -1 && both && (buf_add(b, "", 1) != BUF_OK ||
+	    builders[t].distribution(b, c, memcmp(q, p, n * sizeof(*q)) ==
+	    0 ? &qn : &pn, n) == -1 || buf_add(b, "", 1) != BUF_OK))
+		rc = -1;
 	if (q != stackq)
 		free(q);
 	return rc;
 }
 
 int
+answer_write(struct buf *b, json_object *question, const double *p,
+    size_t n, double T, double threshold)
+{
+	enum qtype	 t;
+	size_t		 arity;
+
+	t = question_shape(question, &arity);
+	if (t == Q__MAX || n == 0 || p == NULL || n != arity)
+		return -1;
+	return write_answer(b, 0, question, t, p, n, T, threshold);
+}
+
+int
+answer_write_both(struct buf *b, json_object *question, const double *p,
+    size_t n, double T, double threshold)
+{
+	enum qtype	 t;
+	size_t		 arity;
+
+	t = question_shape(question, &arity);
+	if (t == Q__MAX || n == 0 || p == NULL || n != arity)
+		return -1;
+	return write_answer(b, 1, question, t, p, n, T, threshold);
+}
+
+int
 answer_distribution_write(struct buf *b, json_object *question,
     const double *p, size_t n)
 {
+	struct nums	 pn = { p, NULL };
 	enum qtype	 t;
+	size_t		 arity;
 
-	t = question_type(question);
-	if (t == Q__MAX || n == 0 || p == NULL || n != question_arity(question))
+	t = question_shape(question, &arity);
+	if (t == Q__MAX || n == 0 || p == NULL || n != arity)
 		return -1;
-	return builders[t].distribution(b, criteria_of(question), p, n);
+	return builders[t].distribution(b, criteria_of(question), &pn, n);
 }
 
 /* The text of a writer as a json-c value: NULL if it failed. */

@@ -57,5 +57,11 @@ int		 answer_write(struct buf *b, json_object *question,
 		    const double *p, size_t n, double T, double threshold);
 int		 answer_distribution_write(struct buf *b,
 		    json_object *question, const double *p, size_t n);
+/* answer_write(), then a NUL, answer_distribution_write() and a NUL, as
+ * the handler keeps them: each number turned into text once, where the
+ * confidence is one of the probabilities and where the temperature
+ * leaves the stored distribution the answer's. */
+int		 answer_write_both(struct buf *b, json_object *question,
+		    const double *p, size_t n, double T, double threshold);
 
 #endif

@@ -2,8 +2,9 @@
  * what the kinds' parsers share: the reason an answer does not fit, the
  * parse of an upstream's JSON body and the bounds on its usage (README,
  * "Faults and hardening").  A reason is our own text, never the
- * upstream's.  Pure: no I/O, no global state, so that the unit tests
- * and the fuzzer build it with the kinds' parsers alone. */
+ * upstream's.  No I/O, and no state but the tokener the parse keeps
+ * (its levels allocated once), so that the unit tests and the fuzzer
+ * build it with the kinds' parsers alone. */
 #include "config.h"
 
 #include <limits.h>
@@ -80,6 +81,11 @@ static const struct {
 	{ json_tokener_continue,	"is cut short" },
 };
 
+/* The tokener of every upstream body the process parses, reset after
+ * each it took whole; after one it did not, it may hold state its reset
+ * leaves (half of a surrogate pair), and a new one parses the next. */
+static json_tokener	*answer_tok;
+
 json_object *
 backend_parse_json(const char *body, size_t len, char *why, size_t whylen)
 {
@@ -96,10 +102,12 @@ backend_parse_json(const char *body, size_t len, char *why, size_t whylen)
 		backend_reason(why, whylen, "the body is too large");
 		return NULL;
 	}
-	if ((tok = json_tokener_new_ex(BACKEND_JSON_DEPTH)) == NULL) {
+	if (answer_tok == NULL &&
+	    (answer_tok = json_tokener_new_ex(BACKEND_JSON_DEPTH)) == NULL) {
 		backend_reason(why, whylen, "out of memory");
 		return NULL;
 	}
+	tok = answer_tok;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	root = json_tokener_parse_ex(tok, body, (int)len);
 	jerr = json_tokener_get_error(tok);
@@ -108,7 +116,12 @@ backend_parse_json(const char *body, size_t len, char *why, size_t whylen)
 		root = json_tokener_parse_ex(tok, "", 1);
 		jerr = json_tokener_get_error(tok);
 	}
-	json_tokener_free(tok);
+	if (jerr == json_tokener_success)
+		json_tokener_reset(tok);
+	else {
+		json_tokener_free(tok);
+		answer_tok = NULL;
+	}
 	if (jerr == json_tokener_success && root == NULL) {
 		backend_reason(why, whylen, "not an object");	/* null */
 		return NULL;

@@ -3,10 +3,11 @@
  *
  * One blocking libcurl easy handle per process, created at first use (so
  * after fork) and kept across requests so that connections are reused;
- * it is reset after every POST, which keeps the live connections but no
- * pointer to the caller's memory.  Several POSTs at once go through one
- * multi handle per process and a pool of easy handles, kept and reset
- * the same way (the multi handle keeps their connections).  The answer's
+ * the options all POSTs share are set once, when it is made (setup()),
+ * and after every POST it lets go of the caller's memory (release()),
+ * keeping its options and live connections.  Several POSTs at once go
+ * through one multi handle per process and a pool of easy handles,
+ * kept the same way (the multi handle keeps their connections).  The answer's
  * body goes into the caller's capped buffer; the answers of one call
  * together are capped the same (README, "Faults and hardening"), and
  * none is read once the call's time is up.  What a transport failure
@@ -90,6 +91,11 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 		h->status_seen = 1;
 		return n;
 	}
+	/* Only the two hints are read: any other line is passed over
+	 * before it is copied. */
+	if (n < sizeof("retry-after:") - 1 || strncasecmp(data, "retry-after",
+	    sizeof("retry-after") - 1) != 0)
+		return n;
 	snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ?
 	    n : sizeof(line) - 1), data);
 	line[strcspn(line, "\r\n")] = '\0';
@@ -233,22 +239,6 @@ transport_failure(CURLcode code, enum buf_rc rc, const struct hints *h,
 	    curl_easy_strerror(code));
 }
 
-int
-backend_http_init(void)
-{
-	static int	 ready;		/* curl_global_init() done */
-
-	/* At the first remote call rather than at start: it sets up the
-	 * TLS library, a millisecond of each worker's start, which a pool
-	 * of a thousand workers pays before it serves. */
-	if (!ready && curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-		return -1;
-	ready = 1;
-	if (curl == NULL && (curl = curl_easy_init()) == NULL)
-		return -1;
-	return 0;
-}
-
 /* backend_http_give_up_when()'s test; NULL: none. */
 static int (*give_up)(void);
 
@@ -267,12 +257,13 @@ on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 	return give_up != NULL && give_up();
 }
 
-/* The options of one POST, on the easy handle h. */
-static void
-prepare(CURL *h, const char *url, const char *body,
-    struct curl_slist *headers, long timeout_ms, struct sink *sink,
-    struct hints *hints)
+/* The options every POST shares, set once on a new easy handle h (and
+ * kept: no POST resets the handle). */
+static CURL *
+setup(CURL *h)
 {
+	if (h == NULL)
+		return NULL;
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -283,27 +274,65 @@ prepare(CURL *h, const char *url, const char *body,
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-	    timeout_ms < BACKEND_HTTP_MAX_CONNECT_MS ? timeout_ms :
-	    (long)BACKEND_HTTP_MAX_CONNECT_MS);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_MAXCONNECTS,
 	    (long)(2 * BACKEND_MAX_URLS));
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "evalgate");
+	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE,
+	    (curl_off_t)BACKEND_HTTP_MAX_ANSWER);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	return h;
+}
+
+/* The options of one POST, on the easy handle h (setup() done). */
+static void
+prepare(CURL *h, const char *url, const char *body,
+    struct curl_slist *headers, long timeout_ms, struct sink *sink,
+    struct hints *hints)
+{
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+	    timeout_ms < BACKEND_HTTP_MAX_CONNECT_MS ? timeout_ms :
+	    (long)BACKEND_HTTP_MAX_CONNECT_MS);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)strlen(body));
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE,
-	    (curl_off_t)BACKEND_HTTP_MAX_ANSWER);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, hints);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, give_up != NULL ? 0L : 1L);
+}
+
+/* After a POST on h: the handle keeps no pointer to the caller's memory
+ * (the body, the headers, where the answer went), and keeps its options
+ * and its live connections. */
+static void
+release(CURL *h)
+{
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, (char *)NULL);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, (void *)NULL);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, (void *)NULL);
+	curl_easy_setopt(h, CURLOPT_PRIVATE, (void *)NULL);
+}
+
+int
+backend_http_init(void)
+{
+	static int	 ready;		/* curl_global_init() done */
+
+	/* At the first remote call rather than at start: it sets up the
+	 * TLS library, a millisecond of each worker's start, which a pool
+	 * of a thousand workers pays before it serves. */
+	if (!ready && curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+		return -1;
+	ready = 1;
+	if (curl == NULL && (curl = setup(curl_easy_init())) == NULL)
+		return -1;
+	return 0;
 }
 
 int
@@ -329,8 +358,7 @@ backend_http_post(const char *url, const char *body,
 	code = curl_easy_perform(curl);
 	if (code == CURLE_OK)
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_reset(curl);	/* no borrowed pointer stays; keeps */
-				/* the live connections */
+	release(curl);
 	if (code != CURLE_OK) {
 		transport_failure(code, sink.rc, &h, at);
 		return -1;
@@ -361,7 +389,7 @@ start(struct slot *slots, size_t s, const struct backend_http_post *p,
 		transport_failure(CURLE_OPERATION_TIMEDOUT, BUF_OK, NULL, at);
 		return -1;
 	}
-	if (pool[s] == NULL && (pool[s] = curl_easy_init()) == NULL) {
+	if (pool[s] == NULL && (pool[s] = setup(curl_easy_init())) == NULL) {
 		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL, at);
 		return -1;
 	}
@@ -376,7 +404,7 @@ start(struct slot *slots, size_t s, const struct backend_http_post *p,
 	    &slots[s].sink, &slots[s].h);
 	curl_easy_setopt(pool[s], CURLOPT_PRIVATE, (void *)&slots[s]);
 	if (curl_multi_add_handle(multi, pool[s]) != CURLM_OK) {
-		curl_easy_reset(pool[s]);
+		release(pool[s]);
 		transport_failure(CURLE_OUT_OF_MEMORY, BUF_OK, NULL, at);
 		return -1;
 	}
@@ -390,7 +418,7 @@ static void
 stop(struct slot *slots, size_t s)
 {
 	curl_multi_remove_handle(multi, pool[s]);
-	curl_easy_reset(pool[s]);
+	release(pool[s]);
 	slots[s].busy = 0;
 }
 
@@ -500,11 +528,17 @@ backend_http_post_many(const struct backend_http_post *posts, size_t n,
 	return failed ? -1 : 0;
 }
 
+/* The process's headers of a call without a key: the same for every
+ * backend, made once. */
+static struct curl_slist	*plain;		/* owned */
+
 void
 backend_http_headers_free(struct curl_slist *list)
 {
 	struct curl_slist	*l;
 
+	if (list == plain)		/* kept: no key in it */
+		return;
 	for (l = list; l != NULL; l = l->next)
 		sodium_memzero(l->data, strlen(l->data));
 	curl_slist_free_all(list);
@@ -532,9 +566,6 @@ backend_http_headers(const struct backend *b)
 	size_t			 len;
 	int			 failed = 0;
 
-	list = append(list, "Content-Type: application/json", &failed);
-	list = append(list, "Accept: application/json", &failed);
-	list = append(list, "Expect:", &failed);	/* no 100-continue */
 	if (b->auth_env[0] != '\0' && ((key = getenv(b->auth_env)) == NULL ||
 	    key[0] == '\0')) {
 		log_warn("backend '%s': variable %s is not set; calling the"
@@ -546,6 +577,13 @@ backend_http_headers(const struct backend *b)
 		    " the upstream without a key", b->name, b->auth_env);
 		key = NULL;
 	}
+	if (key == NULL && plain != NULL)
+		return plain;
+	list = append(list, "Content-Type: application/json", &failed);
+	list = append(list, "Accept: application/json", &failed);
+	list = append(list, "Expect:", &failed);	/* no 100-continue */
+	if (key == NULL && !failed)
+		return plain = list;
 	if (key != NULL && !failed) {
 		len = sizeof(bearer) + strlen(key);
 		line = xmalloc(len);
@@ -598,4 +636,6 @@ backend_http_cleanup(void)
 	if (multi != NULL)
 		curl_multi_cleanup(multi);
 	multi = NULL;
+	curl_slist_free_all(plain);
+	plain = NULL;
 }

@@ -33,10 +33,13 @@ int	backend_http_init(void);
 /* The request headers of a call to b: JSON both ways, no 100-continue,
  * and "Authorization: Bearer KEY" when b->auth_env names a variable
  * holding a key (unset, empty or holding a line break: a warning naming
- * the variable, and no key).  The key is never logged or kept.  A new
- * list for backend_http_headers_free(), or NULL when memory ran out. */
+ * the variable, and no key).  The key is never logged or kept.  A list
+ * for backend_http_headers_free(): without a key, the process's, made
+ * at the first call and kept (until backend_http_cleanup()); with one, a
+ * new one.  NULL when memory ran out. */
 struct curl_slist *backend_http_headers(const struct backend *b);
-/* Wipes the values (one is the key) and frees list; NULL is fine. */
+/* Wipes the values (one is the key) and frees list, unless it is the
+ * process's list without a key; NULL is fine. */
 void	backend_http_headers_free(struct curl_slist *list);
 
 /* While fn is set (NULL: none), every transfer is given up as soon as

@@ -184,8 +184,7 @@ backend_parse_systemone(const char *body, size_t len,
 		goto done;
 	}
 	json_object_object_foreach(questions, name, q) {
-		t = question_type(q);
-		n = question_arity(q);
+		t = question_shape(q, &n);
 		if (t == Q__MAX || n == 0) {
 			backend_reason(why, whylen, "question '%.40s' is not valid", name);
 			goto done;
@@ -237,32 +236,28 @@ done:
 
 /* What one evaluation keeps from begin() to end(). */
 struct call {
-	char			*body;		/* owned: the request's JSON */
+	struct buf		 body;		/* owned: the request's JSON */
 	struct curl_slist	*headers;	/* owned */
 	struct buf		 resp;		/* owned: the last answer */
 };
 
-/* The request body, a new string the caller frees; NULL out of memory. */
-static char *
-request_body(const struct backend *b, json_object *state,
+/* The request body into k->body, written as json-c would write the
+ * object {state, model, questions} (ju_write_json()): 0, or -1 out of
+ * memory. */
+static int
+request_body(struct call *k, const struct backend *b, json_object *state,
     json_object *questions)
 {
-	json_object	*o;
-	const char	*text;
-	char		*copy = NULL;
+	const char	*model = b->model[0] != '\0' ? b->model :
+			    SYSTEMONE_DEFAULT_MODEL;
 
-	o = ju_obj();
-	ju_add(o, "state", json_object_get(state));
-	ju_add(o, "model", ju_string(b->model[0] != '\0' ? b->model :
-	    SYSTEMONE_DEFAULT_MODEL));
-	ju_add(o, "questions", json_object_get(questions));
-	/* The text is sized by the state: checked. */
-	text = json_object_to_json_string_ext(o,
-	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (text != NULL)
-		copy = strdup(text);
-	json_object_put(o);
-	return copy;
+	return buf_add(&k->body, "{\"state\":", 9) != BUF_OK ||
+	    ju_write_json(&k->body, state) == -1 ||
+	    buf_add(&k->body, ",\"model\":", 9) != BUF_OK ||
+	    ju_write_str(&k->body, model, strlen(model)) == -1 ||
+	    buf_add(&k->body, ",\"questions\":", 13) != BUF_OK ||
+	    ju_write_json(&k->body, questions) == -1 ||
+	    buf_add(&k->body, "}", 1) != BUF_OK ? -1 : 0;
 }
 
 static void
@@ -273,7 +268,7 @@ systemone_end(struct backend_call *c)
 	if (k == NULL)
 		return;
 	backend_http_headers_free(k->headers);
-	free(k->body);
+	buf_free(&k->body);
 	buf_free(&k->resp);
 	free(k);
 	c->priv = NULL;
@@ -287,7 +282,10 @@ systemone_begin(struct backend_call *c, struct error *e)
 	c->priv = k = xmalloc(sizeof(*k));
 	memset(k, 0, sizeof(*k));
 	buf_init(&k->resp, BACKEND_HTTP_MAX_ANSWER);
-	if ((k->body = request_body(c->b, c->state, c->questions)) != NULL &&
+	/* The text is sized by the state and the questions, both checked
+	 * against their bounds before a backend is asked. */
+	buf_init(&k->body, SIZE_MAX / 2);
+	if (request_body(k, c->b, c->state, c->questions) == 0 &&
 	    (k->headers = backend_http_headers(c->b)) != NULL &&
 	    backend_http_init() == 0)
 		return 0;
@@ -307,7 +305,7 @@ systemone_ask(struct backend_call *c, const char *replica,
 
 	snprintf(endpoint, sizeof(endpoint), "%s%s", replica,
 	    SYSTEMONE_ENDPOINT);
-	if (backend_http_post(endpoint, k->body, k->headers, c->timeout_ms,
+	if (backend_http_post(endpoint, k->body.p, k->headers, c->timeout_ms,
 	    &k->resp, at) == -1)
 		return -1;
 	if (backend_parse_systemone(k->resp.p, k->resp.len, c->questions,

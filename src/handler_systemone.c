@@ -30,6 +30,11 @@
 
 #define SLUG_MAX	MODEL_NAME_SIZE	/* x_schema.id, x_template.id */
 
+/* The process's: the inline questions' encoding last hashed and its
+ * fingerprint, since a client sends the same questions again and
+ * again. */
+static struct question_kept	 kept_fingerprint;
+
 /* One evaluation's working set; eval_clear() releases it. */
 struct eval {
 	json_object		*body;		/* owned: the request */
@@ -211,7 +216,7 @@ resolve_schema(struct req *r, struct eval *ev, json_object *xs,
 	if (question_validate(ev->questions, (int)r->settings->max_questions,
 	    e) == -1)
 		return -1;
-	question_fingerprint(ev->questions, fp);
+	question_fingerprint_kept(ev->questions, fp, &kept_fingerprint);
 	if ((rc = store_schema_match(r->store, r->app.id, fp, &ev->sv,
 	    &matched, e)) == -1)
 		return -1;
@@ -333,11 +338,8 @@ build_answers(struct eval *ev, struct error *e)
 			return -1;
 		}
 		at = t->len;
-		if ((a = answer_write(t, q, ev->ba.dist[i], n,
-		    ev->sv.temperature, ev->sv.abstain_threshold)) == -1 ||
-		    buf_add(t, "", 1) != BUF_OK ||
-		    answer_distribution_write(t, q, ev->ba.dist[i], n) == -1 ||
-		    buf_add(t, "", 1) != BUF_OK)
+		if ((a = answer_write_both(t, q, ev->ba.dist[i], n,
+		    ev->sv.temperature, ev->sv.abstain_threshold)) == -1)
 			return error_set(e, ERR_INTERNAL, NULL,
 			    "cannot build the answer to '%s'", name);
 		ev->abstained |= a;

@@ -128,23 +128,39 @@ escaped_unit(const char *s, size_t avail)
 	return u;
 }
 
+#define ONES	0x0101010101010101ULL
+
+/* 1 if none of the eight bytes at s is a quote or a backslash (each
+ * test exact for whether any byte is one). */
+static int
+unquoted8(const char *s)
+{
+	uint64_t	 w;
+
+	memcpy(&w, s, sizeof(w));
+	return ((((w ^ ONES * '"') - ONES) | ((w ^ ONES * '\\') - ONES)) &
+	    ~w & ONES * 0x80) == 0;
+}
+
 /* Where the string opened by the quote at text[i] ends: the index of its
  * closing quote, or len.  *nul is set when it holds the escape \\u0000,
- * *why when a lone surrogate.  The bytes between escapes are skipped by
- * memchr(); the closing quote is looked for again only past an escaped
- * one, so that the scan stays linear. */
+ * *why when a lone surrogate.  The bytes between escapes are skipped
+ * eight at a time while no quote or backslash is among them; each byte
+ * is looked at once. */
 static size_t
 string_end(const char *text, size_t i, size_t len, int *nul,
     const char **why)
 {
-	const char	*p;
-	size_t		 j = i + 1, quote, next;
+	size_t		 j = i + 1, next;
 	long		 u, v;
 
-	p = memchr(text + j, '"', len - j);
-	quote = p != NULL ? (size_t)(p - text) : len;
-	while ((p = memchr(text + j, '\\', quote - j)) != NULL) {
-		j = (size_t)(p - text);
+	for (;;) {
+		while (len - j >= 8 && unquoted8(text + j))
+			j += 8;
+		while (j < len && text[j] != '"' && text[j] != '\\')
+			j++;
+		if (j >= len || text[j] == '"')
+			return j < len ? j : len;
 		*nul |= len - j > 5 && memcmp(text + j, "\\u0000", 6) == 0;
 		/* json-c keeps a lone surrogate as U+FFFD. */
 		u = escaped_unit(text + j, len - j);
@@ -157,13 +173,15 @@ string_end(const char *text, size_t i, size_t len, int *nul,
 			*why = "a string holds a lone surrogate (\\ud800 to"
 			    " \\udfff unpaired)";
 		j = next < len ? next : len;
-		if (quote < j) {		/* that quote was escaped */
-			p = memchr(text + j, '"', len - j);
-			quote = p != NULL ? (size_t)(p - text) : len;
-		}
 	}
-	return quote;
 }
+
+/* JSON's whitespace, and the bytes a number's token holds. */
+#define IS_SPACE(c)	((c) == ' ' || (c) == '\t' || (c) == '\r' || \
+			    (c) == '\n')
+#define IS_NUMBER(c)	(((c) >= '0' && (c) <= '9') || (c) == '.' || \
+			    (c) == 'e' || (c) == 'E' || (c) == '+' || \
+			    (c) == '-')
 
 const char *
 ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
@@ -196,8 +214,7 @@ ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 		case '"':
 			nul = 0;
 			j = string_end(text, i, len, &nul, &why);
-			for (k = j + 1; k < len && text[k] != '\0' &&
-			    strchr(" \t\r\n", text[k]) != NULL; k++)
+			for (k = j + 1; k < len && IS_SPACE(text[k]); k++)
 				continue;
 			if (k < len && text[k] == ':' && n > 0 &&
 			    !f[n - 1].array) {
@@ -223,8 +240,7 @@ ju_lossy(const char *text, size_t len, char *path, size_t pathsize)
 			i++;
 			continue;
 		}
-		for (j = i + 1; j < len && text[j] != '\0' &&
-		    strchr("0123456789.eE+-", text[j]) != NULL; j++)
+		for (j = i + 1; j < len && IS_NUMBER(text[j]); j++)
 			continue;
 		if (j < len && (text[j] == 'I' || text[j] == 'N'))
 			why = "NaN and Infinity are not JSON numbers";
@@ -672,11 +688,42 @@ num_exact(double d, char *buf)
 	return 1;
 }
 
+/* Whether the decimal n / s reads back as a (positive, normal, not a
+ * power of 2; s a power of 10 below 2^53, n < 2^53 the integer nearest
+ * a * s, both exact): 1 yes, 0 no, -1 too near the edge to tell without
+ * strtod().  It does when n is within half of a's ulp, times s, of a * s.
+ * That product is hi + lo exactly (fma()); n - hi is exact, as both are
+ * within 0.5 of each other; only n - hi - lo is rounded, by a relative
+ * 2^-53, within the margin of 2^-50 left on either side of the bound,
+ * which a power of 2 times s is exactly.  A tie, or the narrower ulp
+ * below a power of 2, is left to strtod(). */
+static int
+num_reads_back(uint64_t n, double a, double s)
+{
+	uint64_t	 bits;
+	double		 hi, lo, err, bound;
+
+	memcpy(&bits, &a, sizeof(bits));
+	/* half an ulp of a: 2^(exponent - 53), the exponent unbiased */
+	bits = ((bits >> 52 & 0x7ff) - 53) << 52;
+	memcpy(&bound, &bits, sizeof(bound));
+	bound *= s;
+	hi = a * s;
+	lo = fma(a, s, -hi);
+	err = fabs(((double)n - hi) - lo);
+	if (err < bound * (1 - 0x1p-50))
+		return 1;
+	if (err > bound * (1 + 0x1p-50))
+		return 0;
+	return -1;
+}
+
 /* d's %.15g text, if it reads back as d and 1e-8 <= |d| < 1e15: then it
  * is the decimal of 15 digits nearest d, and the nearest integer to |d|
  * times 10^(14 - x) is it, since that product is off by less than 0.07
  * and d by less than 0.12 at that scale.  1 if written to buf, else 0
- * (and %.15g does not read back as d). */
+ * (and %.15g does not read back as d).  Whether it reads back is found
+ * by num_reads_back(), strtod() only near the edge. */
 static int
 num_short(double d, char *buf)
 {
@@ -686,9 +733,9 @@ num_short(double d, char *buf)
 		1e21, 1e22,
 	};
 	double		 a = fabs(d);
-	uint64_t	 n;
+	uint64_t	 n, bits;
 	char		 r[15];
-	int		 x;
+	int		 x, back;
 
 	if (a < 1e-8 || a >= 1e15)
 		return 0;
@@ -701,9 +748,14 @@ num_short(double d, char *buf)
 		n = (uint64_t)llround(a * p10[14 - --x]);
 	if (n < 100000000000000ULL || n >= 1000000000000000ULL)
 		return 0;
+	memcpy(&bits, &a, sizeof(bits));
+	back = (bits & 0xfffffffffffffULL) == 0 ? -1 :
+	    num_reads_back(n, a, p10[14 - x]);
+	if (back == 0)
+		return 0;
 	num_digits15(n, r);
 	num_format(buf, d < 0, r, x, 15);
-	return strtod(buf, NULL) == d;
+	return back == 1 || strtod(buf, NULL) == d;
 }
 
 /* The first of "%.{from}g" .. "%.17g" that reads back as d (finite, not
@@ -826,22 +878,62 @@ static const char *const escapes[0x20] = {
 	"\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
 };
 
+/* 1 if json-c writes each of the eight bytes at s as it is: none below
+ * 0x20, no quote, no backslash (each test exact for whether any byte
+ * is one; bit 7 of a byte at 0x80 or above is never counted). */
+static int
+plain8(const char *s)
+{
+	uint64_t	 w;
+
+	memcpy(&w, s, sizeof(w));
+	return (((w - ONES * 0x20) | ((w ^ ONES * '"') - ONES) |
+	    ((w ^ ONES * '\\') - ONES)) & ~w & ONES * 0x80) == 0;
+}
+
+/* The index of the first byte from i on that json-c escapes, or len:
+ * eight bytes at a time while none is. */
+static size_t
+plain_span(const char *s, size_t i, size_t len)
+{
+	unsigned char	 c;
+
+	for (; len - i >= 8 && plain8(s + i); i += 8)
+		continue;
+	for (; i < len; i++) {
+		c = (unsigned char)s[i];
+		if (c < 0x20 || c == '"' || c == '\\')
+			break;
+	}
+	return i;
+}
+
 int
 ju_write_str(struct buf *b, const char *s, size_t len)
 {
 	const char	*esc;
-	size_t		 i, from = 0;
+	char		*p;
+	size_t		 i = plain_span(s, 0, len), from = 0;
 	unsigned char	 c;
-	int		 rc = buf_add(b, "\"", 1);
+	int		 rc;
 
-	for (i = 0; i < len && rc == BUF_OK; i++) {
+	if (i == len) {		/* nothing to escape: one append */
+		if (len > SIZE_MAX - 2 || (p = buf_extend(b, len + 2,
+		    NULL)) == NULL)
+			return -1;
+		p[0] = '"';
+		memcpy(p + 1, s, len);
+		p[len + 1] = '"';
+		return 0;
+	}
+	rc = buf_add(b, "\"", 1);
+	while (i < len && rc == BUF_OK) {
 		c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
 		esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : escapes[c];
 		if ((rc = buf_add(b, s + from, i - from)) == BUF_OK)
 			rc = buf_adds(b, esc);
 		from = i + 1;
+		i = plain_span(s, from, len);
 	}
 	if (rc == BUF_OK && (rc = buf_add(b, s + from, len - from)) ==
 	    BUF_OK)
@@ -869,6 +961,53 @@ ju_write_num(struct buf *b, double d)
 	char	 buf[NUM_MAX];
 
 	return buf_add(b, buf, ju_num_text(d, buf)) == BUF_OK ? 0 : -1;
+}
+
+int
+ju_write_json(struct buf *b, json_object *o)
+{
+	const char	*text;
+	size_t		 i, n, len;
+	int		 rc = 0, first = 1;
+
+	switch (json_object_get_type(o)) {
+	case json_type_null:
+		return buf_add(b, "null", 4) == BUF_OK ? 0 : -1;
+	case json_type_boolean:
+		return buf_adds(b, json_object_get_boolean(o) ? "true" :
+		    "false") == BUF_OK ? 0 : -1;
+	case json_type_string:
+		return ju_write_str(b, json_object_get_string(o),
+		    (size_t)json_object_get_string_len(o));
+	case json_type_object:
+		rc = buf_add(b, "{", 1) == BUF_OK ? 0 : -1;
+		json_object_object_foreach(o, k, v) {
+			/* json-c writes a key up to its first NUL */
+			if (rc == 0 && ((!first && buf_add(b, ",", 1) !=
+			    BUF_OK) || ju_write_str(b, k, strlen(k)) == -1 ||
+			    buf_add(b, ":", 1) != BUF_OK ||
+			    ju_write_json(b, v) == -1))
+				rc = -1;
+			first = 0;
+		}
+		return rc == 0 && buf_add(b, "}", 1) == BUF_OK ? 0 : -1;
+	case json_type_array:
+		rc = buf_add(b, "[", 1) == BUF_OK ? 0 : -1;
+		n = json_object_array_length(o);
+		for (i = 0; rc == 0 && i < n; i++)
+			if ((i > 0 && buf_add(b, ",", 1) != BUF_OK) ||
+			    ju_write_json(b, json_object_array_get_idx(o, i)) ==
+			    -1)
+				rc = -1;
+		return rc == 0 && buf_add(b, "]", 1) == BUF_OK ? 0 : -1;
+	default:
+		/* A number: json-c's text (a parsed double keeps the text it
+		 * was read from). */
+		if ((text = json_object_to_json_string_length(o, JU_WIRE,
+		    &len)) == NULL)
+			return -1;
+		return buf_add(b, text, len) == BUF_OK ? 0 : -1;
+	}
 }
 
 json_object *

@@ -105,5 +105,9 @@ int		 ju_write_num(struct buf *b, double d);
 int		 ju_write_int(struct buf *b, int64_t n);
 /* A string of len bytes (NUL bytes too), quoted and escaped. */
 int		 ju_write_str(struct buf *b, const char *s, size_t len);
+/* Any value (o borrowed; NULL is null), as json-c writes it under
+ * JU_WIRE: the members and the strings written here, each number by
+ * json-c.  No copy of the whole text is made, and no printbuf. */
+int		 ju_write_json(struct buf *b, json_object *o);
 
 #endif

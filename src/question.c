@@ -29,6 +29,7 @@
 #include <json-c/json.h>
 #include <sodium.h>
 
+#include "buf.h"
 #include "error.h"
 #include "question.h"
 #include "utf8.h"
@@ -38,11 +39,14 @@
 
 /* The fingerprint's encoding goes to SHA-256 through a buffer: one
  * update per buffer filled rather than two per field, the same bytes
- * hashed. */
+ * hashed; or, with enc set, whole into enc, to be compared with the
+ * one last hashed (question_fingerprint_kept()). */
 typedef struct {
 	crypto_hash_sha256_state	 sha;
 	size_t				 len;
 	unsigned char			 buf[1024];
+	struct buf			*enc;	/* borrowed, or NULL */
+	int				 failed;	/* enc full */
 } hashst;
 
 struct kv {
@@ -158,6 +162,11 @@ criteria_of(json_object *question)
 static void
 hash_bytes(hashst *st, const void *p, size_t n)
 {
+	if (st->enc != NULL) {
+		if (buf_add(st->enc, p, n) != BUF_OK)
+			st->failed = 1;
+		return;
+	}
 	if (n > sizeof(st->buf) - st->len) {
 		crypto_hash_sha256_update(&st->sha, st->buf, st->len);
 		st->len = 0;
@@ -525,6 +534,16 @@ question_arity(json_object *question)
 	return types[t].arity(criteria_of(question));
 }
 
+enum qtype
+question_shape(json_object *question, size_t *arity)
+{
+	enum qtype	 t;
+
+	*arity = (t = question_type(question)) == Q__MAX ? 0 :
+	    types[t].arity(criteria_of(question));
+	return t;
+}
+
 static void
 hash_question(hashst *st, const char *name, json_object *q)
 {
@@ -544,6 +563,18 @@ hash_question(hashst *st, const char *name, json_object *q)
 _Static_assert(QUESTION_FINGERPRINT_LEN == 2 * crypto_hash_sha256_BYTES,
     "a fingerprint is the hex of a SHA-256 digest");
 
+/* The encoding of questions into st. */
+static void
+encode(hashst *st, json_object *questions)
+{
+	hash_field(st, FINGERPRINT_TAG, strlen(FINGERPRINT_TAG));
+	if (json_object_is_type(questions, json_type_object)) {
+		hash_count(st, (uint64_t)json_object_object_length(questions));
+		sorted_foreach(questions, st, hash_question);
+	} else
+		hash_count(st, 0);
+}
+
 void
 question_fingerprint(json_object *questions,
     char hex[QUESTION_FINGERPRINT_LEN + 1])
@@ -553,16 +584,57 @@ question_fingerprint(json_object *questions,
 
 	crypto_hash_sha256_init(&st.sha);
 	st.len = 0;
-	hash_field(&st, FINGERPRINT_TAG, strlen(FINGERPRINT_TAG));
-	if (json_object_is_type(questions, json_type_object)) {
-		hash_count(&st, (uint64_t)json_object_object_length(questions));
-		sorted_foreach(questions, &st, hash_question);
-	} else
-		hash_count(&st, 0);
+	st.enc = NULL;
+	st.failed = 0;
+	encode(&st, questions);
 	crypto_hash_sha256_update(&st.sha, st.buf, st.len);
 	crypto_hash_sha256_final(&st.sha, digest);
 	sodium_bin2hex(hex, QUESTION_FINGERPRINT_LEN + 1, digest,
 	    sizeof(digest));
+}
+
+void
+question_fingerprint_kept(json_object *questions,
+    char hex[QUESTION_FINGERPRINT_LEN + 1], struct question_kept *k)
+{
+	struct buf	 swap;
+	hashst		 st;
+	unsigned char	 digest[crypto_hash_sha256_BYTES];
+
+	if (k->last.max == 0) {		/* first use */
+		buf_init(&k->last, QUESTION_KEPT_MAX);
+		buf_init(&k->next, QUESTION_KEPT_MAX);
+		k->hex[0] = '\0';
+	}
+	buf_reset(&k->next);
+	st.enc = &k->next;
+	st.failed = 0;
+	encode(&st, questions);
+	if (st.failed) {		/* too large to keep, or no memory */
+		question_fingerprint(questions, hex);
+		return;
+	}
+	if (k->hex[0] != '\0' && k->next.len == k->last.len &&
+	    memcmp(k->next.p, k->last.p, k->next.len) == 0) {
+		memcpy(hex, k->hex, sizeof(k->hex));
+		return;
+	}
+	crypto_hash_sha256(digest, (const unsigned char *)k->next.p,
+	    k->next.len);
+	sodium_bin2hex(hex, QUESTION_FINGERPRINT_LEN + 1, digest,
+	    sizeof(digest));
+	memcpy(k->hex, hex, sizeof(k->hex));
+	swap = k->last;
+	k->last = k->next;
+	k->next = swap;
+}
+
+void
+question_kept_free(struct question_kept *k)
+{
+	buf_free(&k->last);
+	buf_free(&k->next);
+	k->hex[0] = '\0';
 }
 
 int

@@ -17,6 +17,7 @@
 
 #include <json-c/json.h>
 
+#include "buf.h"
 #include "error.h"
 
 #define QUESTION_MAX_OPTIONS	255
@@ -56,6 +57,9 @@ int		 question_validate_state(json_object *state, long max_chars,
 /* Number of outcomes of a validated question: options of a choice, levels
  * of a score, 2 for a noul.  0 for an invalid question. */
 size_t		 question_arity(json_object *question);
+/* Both at once, the type looked up once: the type (Q__MAX for an
+ * invalid question, *arity 0 then) and *arity. */
+enum qtype	 question_shape(json_object *question, size_t *arity);
 
 /* Writes into hex the lowercase hex SHA-256 (64 characters and a NUL) of
  * the canonical encoding of a validated questions map: names (sorted
@@ -64,6 +68,25 @@ size_t		 question_arity(json_object *question);
  * the exact encoding. */
 void		 question_fingerprint(json_object *questions,
 		    char hex[QUESTION_FINGERPRINT_LEN + 1]);
+
+/* The encoding last hashed and its fingerprint, kept by the caller (one
+ * per process, zeroed before first use) so that questions whose
+ * encoding is the same bytes again are not hashed again. */
+#define QUESTION_KEPT_MAX	(64 * 1024)	/* bytes of a kept encoding */
+struct question_kept {
+	struct buf	 last;		/* owned: the encoding hashed last */
+	struct buf	 next;		/* owned: room for the next */
+	char		 hex[QUESTION_FINGERPRINT_LEN + 1];	/* of last */
+};
+/* question_fingerprint(), through k: the encoding is made and compared
+ * with the one last hashed; only a different one is hashed (and kept).
+ * An encoding past QUESTION_KEPT_MAX, or memory run out, is hashed as
+ * question_fingerprint() does, and k stays as it was. */
+void		 question_fingerprint_kept(json_object *questions,
+		    char hex[QUESTION_FINGERPRINT_LEN + 1],
+		    struct question_kept *k);
+/* Releases what k holds and forgets the fingerprint kept. */
+void		 question_kept_free(struct question_kept *k);
 
 /* Checks an observed outcome value against a validated question
  * (doc/design.md, section 14): choice, one of its option keys (a string); noul, a JSON boolean;

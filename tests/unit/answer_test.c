@@ -458,6 +458,81 @@ test_write(void)
 	buf_free(&b);
 }
 
+/* answer_write_both(): what answer_write(), a NUL,
+ * answer_distribution_write() and a NUL write, byte for byte, for each
+ * type, with a temperature that leaves p as it is and one that does
+ * not, for 2 to 40 options (past the texts kept on the stack), the
+ * abstention the same. */
+static void
+test_write_both(void)
+{
+	static const double	 temps[] = { 1, 0.7, 2, 0 };
+	struct buf		 one, both;
+	json_object		*q;
+	double			 p[40], sum;
+	char			 text[1024];
+	size_t			 n, i, t, tries = 0, bad = 0;
+	int			 a, a2, type;
+
+	buf_init(&one, 1 << 20);
+	buf_init(&both, 1 << 20);
+	for (type = 0; type < 3; type++)
+		for (n = 2; n <= 40; n++) {
+			if (type == 2 && n > 2)
+				break;
+			if (type == 0) {
+				strcpy(text, "{\"type\":\"choice\","
+				    "\"criteria\":{");
+				for (i = 0; i < n; i++)
+					snprintf(text + strlen(text), 20,
+					    "%s\"o%zu\":\"\"", i ? "," : "",
+					    i);
+				strcat(text, "}}");
+			} else if (type == 1) {
+				strcpy(text, "{\"type\":\"score\","
+				    "\"criteria\":[");
+				for (i = 0; i < n; i++)
+					snprintf(text + strlen(text), 20,
+					    "%s\"l%zu\"", i ? "," : "", i);
+				strcat(text, "]}");
+			} else
+				strcpy(text, "{\"type\":\"noul\"}");
+			q = parse(text);
+			for (i = 0, sum = 0; i < n; i++)
+				sum += p[i] = (double)((i * 7 + n) % 11 + 1);
+			for (i = 0; i < n; i++)
+				p[i] /= sum;
+			for (t = 0; t < sizeof(temps) / sizeof(temps[0]);
+			    t++, tries++) {
+				buf_reset(&one);
+				buf_reset(&both);
+				a = answer_write(&one, q, p, n, temps[t], 0.3);
+				buf_add(&one, "", 1);
+				answer_distribution_write(&one, q, p, n);
+				buf_add(&one, "", 1);
+				a2 = answer_write_both(&both, q, p, n,
+				    temps[t], 0.3);
+				if (a != a2 || a == -1 || one.len !=
+				    both.len || memcmp(one.p, both.p,
+				    one.len) != 0) {
+					if (bad++ == 0)
+						printf("# %s T %g: %s\n", text,
+						    temps[t], both.p ?
+						    both.p : "(none)");
+				}
+			}
+			json_object_put(q);
+		}
+	ok(bad == 0, "answer_write_both: answer_write and "
+	    "answer_distribution_write's bytes (%zu of %zu not)", bad, tries);
+	q = parse("{\"type\":\"noul\"}");
+	ok(answer_write_both(&both, q, p, 3, 1, 0) == -1,
+	    "answer_write_both: n not the arity: -1");
+	json_object_put(q);
+	buf_free(&one);
+	buf_free(&both);
+}
+
 int
 main(void)
 {
@@ -468,5 +543,6 @@ main(void)
 	test_noul();
 	test_extreme();
 	test_write();
+	test_write_both();
 	return tap_done();
 }

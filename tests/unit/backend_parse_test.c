@@ -404,6 +404,37 @@ test_kinds(void)
 	ok(1, "backend_cleanup is idempotent");
 }
 
+/* backend_parse_json(): one tokener parses every upstream body; one
+ * cut short, nested or after half of a surrogate pair, leaves nothing
+ * behind for the next. */
+static void
+test_kept_tokener(void)
+{
+	json_object	*o, *v;
+	const char	*s;
+	char		 why[128];
+
+	ok(backend_parse_json("{\"a\": [{\"b\": [1,", 16, why,
+	    sizeof(why)) == NULL, "a body cut short: refused (%s)", why);
+	o = backend_parse_json("{\"c\": 2}", 8, why, sizeof(why));
+	ok(o != NULL && json_object_object_length(o) == 1 &&
+	    json_object_object_get_ex(o, "c", NULL), "  the next body whole");
+	json_object_put(o);
+	ok(backend_parse_json("{\"a\": \"\\ud83d", 13, why,
+	    sizeof(why)) == NULL, "a body cut after \\ud83d: refused");
+	o = backend_parse_json("{\"s\": \"\\ude00x\"}", 16, why, sizeof(why));
+	s = o != NULL && json_object_object_get_ex(o, "s", &v) ?
+	    json_object_get_string(v) : NULL;
+	/* json-c keeps the lone low half as U+FFFD */
+	ok(s != NULL && strcmp(s, "\xef\xbf\xbdx") == 0,
+	    "  the next body's \\ude00 its own character");
+	json_object_put(o);
+	o = backend_parse_json("{\"d\": 3}", 8, why, sizeof(why));
+	ok(o != NULL && json_object_object_get_ex(o, "d", NULL),
+	    "  and after a body taken whole, the next");
+	json_object_put(o);
+}
+
 int
 main(void)
 {
@@ -418,6 +449,7 @@ main(void)
 	test_misfits();
 	test_odd_input();
 	test_kinds();
+	test_kept_tokener();
 	json_object_put(questions);
 	return tap_done();
 }

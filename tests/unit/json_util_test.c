@@ -48,6 +48,16 @@ static const struct {
 	{ "{\"s\": [\"\\udfff\"]}", "s[0]" },	/* lone low */
 	{ "{\"s\": \"\\ude00\\ud83d\"}", "s" },	/* a pair reversed */
 	{ "{\"k\\udbff\": 1}", "k\\udbff" },	/* in a key */
+	/* strings past eight bytes, skipped eight at a time */
+	{ "{\"a key of some length \\\" quoted\": 1e999}",
+	  "a key of some length \\\" quoted" },
+	{ "{\"s\": \"0123456789abcdef\\\\\", \"n01234567\": 1e999}",
+	  "n01234567" },
+	{ "{\"a long key: 0123456789\\u0000x\": 1}",
+	  "a long key: 0123456789\\u0000x" },
+	{ "{\"s\": \"0123456789abcdefgh\\ud800 lone\"}", "s" },
+	{ "{\"s\": \"01234567\\\"01234567\\\"0123\", \"t\": [1e999]}",
+	  "t[0]" },
 	{ "{\"a\": 0.000000000000000000000000000000000000000000000000000000"
 	  "00000000000000000000000000000000000000000000000000000000000000000"
 	  "00000000000000000000000000000000000000000000000000000000000000001"
@@ -179,6 +189,47 @@ test_write(void)
 	    json_object_to_json_string_ext(s, JU_WIRE), b.len) == 0,
 	    "  and all 256 in one string");
 	json_object_put(s);
+	/* Strings of 0 to 40 bytes, each byte plain, escaped or UTF-8's
+	 * high bytes, at every place within and across eight-byte words
+	 * (ju_write_str() skips eight plain bytes at a time). */
+	{
+		static const char pick[] = "ab\"\\\n\x01\x1f \x7f"
+		    "\x80\xc3\xa9\xff~";
+		uint64_t	 x = 2463534242ULL;
+		char		 t[40];
+		size_t		 i, j, n;
+
+		same = 1;
+		for (i = 0; i < 20000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			n = x % (sizeof(t) + 1);
+			for (j = 0; j < n; j++)
+				t[j] = pick[(x >> (j % 16 * 4) ^ j * 7) %
+				    (sizeof(pick) - 1)];
+			/* mostly plain: one escape at most in many */
+			if (x & 0x100)
+				for (j = 0; j < n; j++)
+					t[j] = (char)('a' + (x + j) % 26);
+			if (x & 0x100 && n > 0)
+				t[(x >> 20) % n] = pick[(x >> 30) %
+				    (sizeof(pick) - 1)];
+			buf_reset(&b);
+			s = json_object_new_string_len(t, (int)n);
+			if (ju_write_str(&b, t, n) == -1 || b.p == NULL ||
+			    strcmp(b.p, json_object_to_json_string_ext(s,
+			    JU_WIRE)) != 0) {
+				if (same)
+					printf("# %zu bytes: %s\n", n,
+					    b.p ? b.p : "(none)");
+				same = 0;
+			}
+			json_object_put(s);
+		}
+		ok(same, "ju_write_str as json-c, escapes anywhere in 0 to"
+		    " 40 bytes");
+	}
 	buf_reset(&b);
 	s = ju_num(0.1 + 0.2);
 	ok(ju_write_num(&b, 0.1 + 0.2) == 0 && strcmp(b.p,
@@ -203,6 +254,66 @@ test_write(void)
 		}
 		ok(same, "ju_write_int as json-c, INT64_MIN and MAX too");
 	}
+	buf_free(&b);
+}
+
+/* ju_write_json(): the bytes json-c writes under JU_WIRE, for values as
+ * parsed (numbers keep the text they were read from), as built, and
+ * nested. */
+static void
+test_write_json(void)
+{
+	static const char *const texts[] = {
+		"{}", "[]", "null", "true", "false", "\"\"", "0", "-0",
+		"1.50", "1e2", "-0.0", "18446744073709551615",
+		"-9223372036854775808", "9223372036854775808", "3.25E-7",
+		"{\"a\":[1,2.0,{\"b\":null,\"c\":[[],{}]}],\"d\":\"x/y\"}",
+		"{ \"s\" : \"\\u00e9\\u0000\\n\\\"\\\\\\/\\u001f"
+		"\\ud83d\\ude00\" ,"
+		" \"k\\\"ey\\u007f\": [ true , false , null ] }",
+		"{\"state\":\"The checkout page is broken\",\"questions\":"
+		"{\"q\":{\"type\":\"choice\",\"criteria\":{\"a\":\"\",\"b\":"
+		"\"x\"}},\"r\":{\"type\":\"score\",\"criteria\":[\"lo\","
+		"\"hi\"]}}}",
+	};
+	struct buf	 b;
+	json_object	*o;
+	const char	*want;
+	size_t		 i;
+	int		 same = 1;
+
+	buf_init(&b, 1 << 16);
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		o = parse(texts[i]);
+		buf_reset(&b);
+		want = json_object_to_json_string_ext(o, JU_WIRE);
+		if (ju_write_json(&b, o) == -1 || b.p == NULL ||
+		    strcmp(b.p, want) != 0) {
+			printf("# %s: %s, json-c %s\n", texts[i],
+			    b.p ? b.p : "(none)", want);
+			same = 0;
+		}
+		json_object_put(o);
+	}
+	o = ju_obj();
+	ju_add(o, "n", ju_num(0.1 + 0.2));
+	ju_add(o, "i", ju_int(-42));
+	ju_add(o, "z", NULL);
+	ju_add(o, "s", json_object_new_string_len("a\0b", 3));
+	buf_reset(&b);
+	want = json_object_to_json_string_ext(o, JU_WIRE);
+	if (ju_write_json(&b, o) == -1 || b.p == NULL ||
+	    strcmp(b.p, want) != 0) {
+		printf("# built: %s, json-c %s\n", b.p ? b.p : "(none)", want);
+		same = 0;
+	}
+	json_object_put(o);
+	ok(same, "ju_write_json as json-c under JU_WIRE");
+	buf_free(&b);
+	buf_init(&b, 4);
+	o = parse("[1,2,3]");
+	ok(ju_write_json(&b, o) == -1, "ju_write_json: -1 past the cap");
+	json_object_put(o);
 	buf_free(&b);
 }
 
@@ -301,6 +412,37 @@ test_num(void)
 	}
 	ok(bad == 0, "ju_num writes what printf writes (%zu of %zu not)",
 	    bad, n);
+	/* Where whether %.15g reads back is decided without strtod(): the
+	 * double nearest a decimal of 15 digits, from 1e-8 to 1e15, and
+	 * the two beside it (which that decimal may or may not name), and
+	 * the powers of 2, whose ulp below is half the one above. */
+	bad = n = 0;
+	for (i = 0; i < 100000; i++) {
+		char	 text[40];
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		snprintf(text, sizeof(text), "%llu.%014llue%d",
+		    (unsigned long long)(x % 9 + 1),
+		    (unsigned long long)(x >> 8) % 100000000000000ULL,
+		    (int)(x >> 59 & 31) % 23 - 8);
+		d = strtod(text, NULL);
+		lo = nextafter(d, 0);
+		hi = nextafter(d, HUGE_VAL);
+		num_same(d, &bad);
+		num_same(lo, &bad);
+		num_same(-hi, &bad);
+		n += 3;
+	}
+	for (i = 0; i < 80; i++, n += 3) {
+		d = ldexp(1, (int)i - 30);
+		num_same(d, &bad);
+		num_same(nextafter(d, 0), &bad);
+		num_same(nextafter(d, HUGE_VAL), &bad);
+	}
+	ok(bad == 0, "ju_num beside 15-digit decimals and powers of 2 as"
+	    " printf (%zu of %zu not)", bad, n);
 }
 
 int
@@ -384,5 +526,6 @@ main(void)
 	test_paths();
 	test_write();
 	test_num();
+	test_write_json();
 	return tap_done();
 }

@@ -303,16 +303,30 @@ test_state(void)
 	error_clear(&e);
 }
 
+/* Every fingerprint below is made through kept_fp too, one after the
+ * other as a worker makes them (the same questions again, others of
+ * the same length): how often the two differed. */
+static struct question_kept	 kept_fp;
+static size_t			 kept_calls, kept_wrong;
+
 static void
 fp_of(const char *json, char hex[65])
 {
 	json_object	*q = parse(json);
 	struct error	 e = { 0 };
+	char		 k[65];
+	int		 i;
 
 	if (question_validate(q, 1000, &e) != 0)
 		printf("# fingerprint input invalid: %s\n", e.message);
 	error_clear(&e);
 	question_fingerprint(q, hex);
+	for (i = 0; i < 2; i++) {	/* made, then kept */
+		question_fingerprint_kept(q, k, &kept_fp);
+		kept_calls++;
+		if (strcmp(k, hex) != 0 && kept_wrong++ == 0)
+			printf("# kept %s for %s\n", k, json);
+	}
 	json_object_put(q);
 }
 
@@ -364,6 +378,38 @@ many_fp(size_t n, int backwards, char hex[65])
 	}
 	question_fingerprint(qs, hex);
 	json_object_put(qs);
+}
+
+/* question_fingerprint_kept(): as question_fingerprint() whatever came
+ * before (fp_of() above); an encoding too large to keep is hashed as
+ * it is, and what was kept stays. */
+static void
+test_fingerprint_kept(void)
+{
+	json_object	*qs = json_object_new_object(), *q;
+	char		 name[64], a[65], b[65], before[65];
+	size_t		 i, len;
+
+	ok(kept_calls > 0 && kept_wrong == 0, "question_fingerprint_kept as"
+	    " question_fingerprint, one after the other (%zu of %zu not)",
+	    kept_wrong, kept_calls);
+	memcpy(before, kept_fp.hex, sizeof(before));
+	len = kept_fp.last.len;
+	for (i = 0; i < 2000; i++) {	/* past QUESTION_KEPT_MAX */
+		q = json_object_new_object();
+		json_object_object_add(q, "type",
+		    json_object_new_string("noul"));
+		snprintf(name, sizeof(name), "question number %04zu with a "
+		    "long name", i);
+		json_object_object_add(qs, name, q);
+	}
+	question_fingerprint(qs, a);
+	question_fingerprint_kept(qs, b, &kept_fp);
+	ok(strcmp(a, b) == 0 && strcmp(kept_fp.hex, before) == 0 &&
+	    kept_fp.last.len == len, "an encoding past QUESTION_KEPT_MAX: "
+	    "hashed, nothing kept");
+	json_object_put(qs);
+	question_kept_free(&kept_fp);
 }
 
 static void
@@ -493,6 +539,15 @@ test_outcomes(void)
 	ok(question_arity(s) == 3, "arity of a 3-level score");
 	ok(question_arity(n) == 2, "arity of a noul");
 	ok(question_arity(bad) == 0, "arity of an invalid question");
+	{
+		size_t	 a[4] = { 9, 9, 9, 9 };
+
+		ok(question_shape(c, &a[0]) == Q_CHOICE && a[0] == 3 &&
+		    question_shape(s, &a[1]) == Q_SCORE && a[1] == 3 &&
+		    question_shape(n, &a[2]) == Q_NOUL && a[2] == 2 &&
+		    question_shape(bad, &a[3]) == Q__MAX && a[3] == 0,
+		    "question_shape: the type and the arity");
+	}
 
 	outcome_case(c, "\"happy\"", 0, "choice key");
 	outcome_case(c, "\"\xc3\xa9t\xc3\xa9\"", 0, "choice UTF-8 key");
@@ -534,6 +589,7 @@ main(void)
 	test_acceptances();
 	test_state();
 	test_fingerprint();
+	test_fingerprint_kept();
 	test_outcomes();
 	return tap_done();
 }
