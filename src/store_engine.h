@@ -249,7 +249,7 @@ store_engine_of(struct store *st)
  * "Where a new thing goes"), and each engine's table of steps is
  * checked against it when it compiles (_Static_assert in store_sqlite.c
  * and store_pg.c). */
-#define STORE_SCHEMA_VERSION 9
+#define STORE_SCHEMA_VERSION 10
 
 /* Retention, the same on either engine (doc/design.md, section 11.1;
  * store_retention.c). */

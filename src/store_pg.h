@@ -35,6 +35,7 @@ extern const char pg_schema_sql[];	/* sql/pg/schema.sql */
 extern const char pg_migrate_7_sql[];	/* sql/pg/migrate-7.sql */
 extern const char pg_migrate_8_sql[];	/* sql/pg/migrate-8.sql */
 extern const char pg_migrate_9_sql[];	/* sql/pg/migrate-9.sql */
+extern const char pg_migrate_10_sql[];	/* sql/pg/migrate-10.sql */
 
 #define PG_RETRY_MS	1000		/* between attempts to reconnect,
 					 * and the Retry-After of a 503 */
@@ -290,7 +291,6 @@ struct pg_array {
 };
 void	 pg_array_init(struct pg_array *a);
 void	 pg_array_add(struct pg_array *a, const char *v);
-void	 pg_array_add_double(struct pg_array *a, const double *v);
 const char *pg_array_end(struct pg_array *a, struct error *e);
 void	 pg_array_free(struct pg_array *a);
 /* Runs statement id with p, giving each row to fn as it arrives (a

@@ -24,6 +24,7 @@ extern const char migrate_6_sql[];	/* sql/migrate-6.sql */
 extern const char migrate_7_sql[];	/* sql/migrate-7.sql */
 extern const char migrate_8_sql[];	/* sql/migrate-8.sql */
 extern const char migrate_9_sql[];	/* sql/migrate-9.sql */
+extern const char migrate_10_sql[];	/* sql/migrate-10.sql */
 
 #define STORE_BUSY_TIMEOUT_MS 5000	/* waiting for a lock; then 503 */
 #define STORE_QUEUE_WAIT_MS 30000	/* waiting in the host's write-lock

@@ -24,6 +24,7 @@ static const char *const migrations[] = {
 	migrate_7_sql,		/* decisions_time dropped */
 	migrate_8_sql,		/* backends' kind options in one column */
 	migrate_9_sql,		/* challengers and their answers */
+	migrate_10_sql,		/* a decision's answers in its row */
 };
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) ==
     STORE_SCHEMA_VERSION, "migrations[] must end at STORE_SCHEMA_VERSION");

@@ -1,0 +1,3 @@
+-- migrate-10.sql: takes a database from user_version 9 to 10.  A
+-- placeholder of the pg branch, changing nothing, so that both engines'
+-- steps reach STORE_SCHEMA_VERSION; SQLite's step 10 replaces it.
