@@ -165,9 +165,10 @@ pg_challenger_answers(struct store *pg, const char *id,
 static void
 replay_floor(int64_t since_ms, char out[14])
 {
-	int64_t ms = since_ms - REPLAY_ID_MARGIN_MS;
+	int64_t ms = since_ms;	/* INT64_MIN: no since */
 
-	ms = ms < 0 ? 0 : ms > 0xffffffffffffLL ? 0xffffffffffffLL : ms;
+	ms = ms < REPLAY_ID_MARGIN_MS ? 0 : ms - REPLAY_ID_MARGIN_MS;
+	ms = ms > 0xffffffffffffLL ? 0xffffffffffffLL : ms;
 	snprintf(out, 14, "%08llx-%04llx", (unsigned long long)(ms >> 16),
 	    (unsigned long long)(ms & 0xffff));
 }

@@ -76,16 +76,21 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    " AND (created_at_ms, id) > ($4::bigint, $5::text)"
 	    " ORDER BY created_at_ms, id LIMIT $6",
 	/* A version's outcomes (outcomes_schema, in decision id order),
-	 * each with its decision (by id) and the element of its question
-	 * in the decision's answers, in the answer's order. */
+	 * each with its decision, looked up by its id, and the element of
+	 * its question in the decision's answers, in the answer's order.
+	 * OFFSET 0 keeps the lookup a lookup: joined as a table, a plan
+	 * made for any since ($3, a generic plan) may read every decision
+	 * to hash them (tests/unit/store_pg_plan_test.c). */
 	[PG_CALIBRATION_ROWS] =
 	    "SELECT d.id, d.backend, d.created_at_ms, o.question,"
 	    " a.e ->> 'type', (a.e -> 'distribution')::text, o.value"
-	    " FROM outcomes o JOIN decisions d ON d.id = o.decision_id"
+	    " FROM outcomes o CROSS JOIN LATERAL (SELECT d.id, d.backend,"
+	    " d.created_at_ms, d.answers FROM decisions d"
+	    " WHERE d.id = o.decision_id AND d.created_at_ms >= $3"
+	    " OFFSET 0) d"
 	    " CROSS JOIN LATERAL json_array_elements(d.answers::json)"
 	    " WITH ORDINALITY AS a(e, n)"
 	    " WHERE o.schema_id = $1 AND o.schema_version = $2"
-	    " AND d.created_at_ms >= $3"
 	    " AND ($4::text IS NULL OR o.question = $4::text)"
 	    " AND a.e ->> 'question' = o.question"
 	    " ORDER BY o.decision_id, a.n",
@@ -155,11 +160,13 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    " RETURNING 1)"
 	    " SELECT count(*) FROM d",
 	/* The oldest $2 states kept before $1 (decisions_state_time), but
-	 * those another worker is clearing. */
+	 * those another worker is clearing, as one array of ids, each
+	 * updated by its primary key (as IN (SELECT ...), the planner may
+	 * hash the ids and read the whole table to find them). */
 	[PG_STATE_CLEAR] =
-	    "UPDATE decisions SET state = NULL WHERE id IN (SELECT id"
+	    "UPDATE decisions SET state = NULL WHERE id = ANY (ARRAY(SELECT id"
 	    " FROM decisions WHERE state IS NOT NULL AND created_at_ms < $1"
-	    " ORDER BY created_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED)",
+	    " ORDER BY created_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED))",
 	/* The next application after id $1 whose decisions expire, and
 	 * after how many days ($2: SERVICE_RETENTION_DAYS). */
 	[PG_RETAIN_NEXT_APP] =
@@ -215,18 +222,22 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    " AND d.id >= $7::text"
 	    " ORDER BY d.id LIMIT $6",
 	/* The comparison (store_pg_report.c), as the SQLite engine's, by
-	 * the version's outcomes as calibration. */
+	 * the version's outcomes as calibration, each decision looked up
+	 * as there. */
 	[PG_COMPARE_ROWS] =
 	    "SELECT d.id, d.created_at_ms, o.question, a.e ->> 'type',"
 	    " (a.e -> 'distribution')::text, o.value, d.latency_backend_ms,"
-	    " d.input_tokens + d.output_tokens, c.backend, c.answers,"
+	    " d.tokens, c.backend, c.answers,"
 	    " c.latency_ms, c.input_tokens + c.output_tokens, c.source"
-	    " FROM outcomes o JOIN decisions d ON d.id = o.decision_id"
+	    " FROM outcomes o CROSS JOIN LATERAL (SELECT d.id,"
+	    " d.created_at_ms, d.latency_backend_ms,"
+	    " d.input_tokens + d.output_tokens AS tokens, d.answers"
+	    " FROM decisions d WHERE d.id = o.decision_id"
+	    " AND d.created_at_ms >= $3 OFFSET 0) d"
 	    " JOIN challenger_answers c ON c.decision_id = o.decision_id"
 	    " CROSS JOIN LATERAL json_array_elements(d.answers::json)"
 	    " WITH ORDINALITY AS a(e, n)"
 	    " WHERE o.schema_id = $1 AND o.schema_version = $2"
-	    " AND d.created_at_ms >= $3"
 	    " AND ($4::text IS NULL OR o.question = $4::text)"
 	    " AND a.e ->> 'question' = o.question"
 	    " ORDER BY o.decision_id, c.backend, a.n",

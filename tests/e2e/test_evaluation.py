@@ -181,15 +181,16 @@ def test_decision_recorded(t, g, first, hot):
                 " decisions WHERE id = ?", (hot,))
     t.eq(row, [("up", 1, "jev-latest")],
          "the decision is stored (model defaults to jev-latest)")
-    dist = json.loads(g.sql(
-        "SELECT distribution FROM decision_answers WHERE decision_id"
-        " = ? AND question = 'hmood'", (hot,))[0][0])
+    hot_answers = json.loads(g.sql("SELECT answers FROM decisions"
+                                   " WHERE id = ?", (hot,))[0][0])
+    dist = [a["distribution"] for a in hot_answers
+            if a["question"] == "hmood"][0]
     t.ok(all(close(dist[k], v) for k, v in
              zip("abc", [1 / 6, 2 / 6, 3 / 6])),
          "the untempered distribution is kept", dist)
-    n = g.sql("SELECT count(*) FROM decision_answers WHERE"
-              " decision_id = ?", (first,))[0][0]
-    t.eq(n, 3, "one answer row per question")
+    n = len(json.loads(g.sql("SELECT answers FROM decisions WHERE id = ?",
+                             (first,))[0][0]))
+    t.eq(n, 3, "one answer per question in the decision's row")
     state = g.sql("SELECT state FROM decisions WHERE id = ?",
                   (first,))[0][0]
     t.eq(state, None, "no state kept without log_state")

@@ -14,8 +14,8 @@ What is proven:
   question of an evaluation (a server's prefix cache);
 - the distribution: label masses summed over token variants (" A", "a"),
   renormalised, then tempered by the schema version's temperature (1 and
-  2, against values computed here); the raw label mass kept in
-  decision_answers.label_mass; usage = the sums of prompt_tokens and
+  2, against values computed here); the raw label mass kept in the
+  answer's label_mass (decisions.answers); usage = the sums of prompt_tokens and
   completion_tokens; /v1/models lists the backend;
 - each fault mode of the fake (500, 429, hang, slow past the timeout, no
   logprobs, labels missing, label mass 0.3, garbage JSON): 503
@@ -160,9 +160,16 @@ def evaluate(g, key, schema, state="s", version=None, timeout=60):
                   key=key, timeout=timeout)
 
 
+def stored_answers(g, decision_id):
+    """The decision's answers as its row keeps them (decisions.answers):
+    a list of {question, type, distribution, answer[, label_mass]}."""
+    return json.loads(g.sql("SELECT answers FROM decisions WHERE id = ?",
+                            (decision_id,))[0][0])
+
+
 def label_masses(g, decision_id):
-    return dict(g.sql("SELECT question, label_mass FROM decision_answers"
-                      " WHERE decision_id = ?", (decision_id,)))
+    return {a["question"]: a.get("label_mass")
+            for a in stored_answers(g, decision_id)}
 
 
 # -- setup ------------------------------------------------------------------
@@ -363,11 +370,10 @@ def test_distribution(t, g, key, fa, body):
         _, mass = expected(name)
         t.ok(close(masses.get(name), mass) and req is not None and
              close(masses.get(name), req["label_mass"]),
-             "%s: decision_answers.label_mass %.2f, the mass the fake "
+             "%s: the answer's label_mass %.2f, the mass the fake "
              "returned" % (name, mass), (masses, req and req["label_mass"]))
-    dist = json.loads(g.sql("SELECT distribution FROM decision_answers WHERE"
-                            " decision_id = ? AND question = 'mood'",
-                            (body["x_decision_id"],))[0][0])
+    dist = [a["distribution"] for a in stored_answers(
+        g, body["x_decision_id"]) if a["question"] == "mood"][0]
     t.ok(all_close([dist[k] for k in TRI["mood"]["criteria"]],
                    expected("mood")[0]),
          "the renormalised, untempered distribution is kept", dist)

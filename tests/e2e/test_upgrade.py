@@ -1,13 +1,17 @@
 """test_upgrade: what an operator meets upgrading an install (README,
 "Upgrading"), over real lighttpd.
 
-A database two schema versions behind the workers (version 7: a
+A database three schema versions behind the workers (version 7: a
 column per option of the openai kind instead of backends.options, no
-tables of challengers, as an install of that version had it, holding an
-openai backend's options): /health/ready is 503 naming the version, and
-evaluations are 503, until `evalgate-admin init`, run while the gateway
-serves, migrates it and says so, the options moved into the one column;
-then ready is 200 and evaluations answer.  Both programs print their
+tables of challengers, a decision's answers as rows of decision_answers
+and outcomes without their schema version, as an install of that
+version had it, holding an openai backend's options and decisions with
+outcomes): /health/ready is 503 naming the version, and evaluations are
+503, until `evalgate-admin init`, run while the gateway serves,
+migrates it and says so, the options moved into the one column, the
+answer rows into their decision's row as the workers write it; then
+ready is 200, evaluations answer, and each decision reads back
+(GET /v1/decisions/{id}) byte for byte as before.  Both programs print their
 version (--version), which is
 `git describe --always --dirty` in a checkout, and /metrics's
 evalgate_build_info carries it.  A shared-memory file of another
@@ -23,7 +27,11 @@ import time
 from gateway import ADMIN, WORKER, Gateway, TAP, build_version
 
 STATE = "the delivery was late and the driver was rude"
-QUESTIONS = {"late": {"type": "noul", "instructions": "Was it late?"}}
+QUESTIONS = {"rude": {"type": "noul", "instructions": "Was it rude?"},
+             "late": {"type": "noul", "instructions": "Was it late?"},
+             "kind": {"type": "choice", "instructions": "What about?",
+                      "criteria": {"delivery": "the delivery",
+                                   "driver": "the driver"}}}
 
 
 def evaluate(g, key):
@@ -70,12 +78,40 @@ OLD_OPTIONS = {"max_options": 8, "concurrency": None,
                "extra": {"seed": 1, "top_p": 0.5}}
 
 
+def set_back_answers(g):
+    """Schema version 10's decisions and outcomes as version 9 had them
+    on PostgreSQL: each answer a row of decision_answers (its position
+    the element's place in decisions.answers, label_mass NULL where the
+    element has none), outcomes without their decision's schema version,
+    decisions_schema in place of outcomes_schema."""
+    g.sql("CREATE TABLE decision_answers ("
+          " decision_id TEXT COLLATE \"C\" NOT NULL"
+          " REFERENCES decisions(id),"
+          " question TEXT COLLATE \"C\" NOT NULL,"
+          " position BIGINT NOT NULL, type TEXT NOT NULL,"
+          " distribution TEXT NOT NULL, answer TEXT NOT NULL,"
+          " label_mass DOUBLE PRECISION,"
+          " PRIMARY KEY (decision_id, question))")
+    g.sql("INSERT INTO decision_answers SELECT d.id, a.e ->> 'question',"
+          " a.n - 1, a.e ->> 'type', (a.e -> 'distribution')::text,"
+          " (a.e -> 'answer')::text, (a.e ->> 'label_mass')::float8"
+          " FROM decisions d, json_array_elements(d.answers::json)"
+          " WITH ORDINALITY AS a(e, n)")
+    g.sql("ALTER TABLE decisions DROP COLUMN answers")
+    g.sql("ALTER TABLE outcomes DROP COLUMN schema_id,"
+          " DROP COLUMN schema_version")
+    g.sql("CREATE INDEX decisions_schema"
+          " ON decisions(schema_id, schema_version)")
+
+
 def set_back(g):
     """The database as the version before left it: schema version 7,
     each option of the openai kind in a column of its own, the openai
     backend's set as OLD_OPTIONS, no backends.options and no tables of
-    challengers."""
+    challengers; on PostgreSQL, answers as rows (set_back_answers)."""
     pg = g.engine == "postgresql"
+    if pg:
+        set_back_answers(g)
     for col, typ in (("max_options", "INTEGER"), ("concurrency", "INTEGER"),
                      ("extra", "TEXT")):
         g.sql("ALTER TABLE backends ADD COLUMN %s %s" % (col, typ))
@@ -92,15 +128,38 @@ def set_back(g):
         g.sql("PRAGMA user_version = 7")
 
 
+def decisions(t, g, key):
+    """Three decisions, two with outcomes (one of every question): each
+    id with its GET's body and its row's answers text."""
+    made = {}
+    for i in range(3):
+        r = evaluate(g, key)
+        t.eq(r.status, 200, "setup: an evaluation answers")
+        made[r.json()["x_decision_id"]] = None
+    ids = list(made)
+    for did, values in ((ids[0], {"late": True, "kind": "driver",
+                                  "rude": False}),
+                        (ids[1], {"late": False})):
+        r = g.post("/v1/decisions/%s/outcome" % did,
+                   {"answers": values, "source": "upgrade"}, key=key)
+        t.eq(r.status, 200, "setup: outcomes recorded")
+    for did in ids:
+        made[did] = (g.get("/v1/decisions/%s" % did, key=key).body,
+                     g.sql("SELECT answers FROM decisions WHERE id = ?",
+                           (did,))[0][0] if g.engine == "postgresql"
+                     else None)
+    return made
+
+
 def test_schema_upgrade(t, g, key):
-    t.eq(evaluate(g, key).status, 200, "setup: an evaluation answers")
+    made = decisions(t, g, key)
     g.stop()
     set_back(g)
     g.start()
-    why = "schema version 7, want 9: run evalgate-admin init"
+    why = "schema version 7, want 10: run evalgate-admin init"
     r = g.get("/health/ready")
     t.eq(r.status, 503, "ready is 503 while the database is at schema "
-         "version 7 and the workers need 9")
+         "version 7 and the workers need 10")
     body = r.json() if r.body else {}
     t.eq((body.get("status"), body.get("database"), body.get("cache"),
           body.get("reason")), ("unavailable", False, True, why),
@@ -116,7 +175,7 @@ def test_schema_upgrade(t, g, key):
 
     p = g.admin("init", check=False)
     t.eq(p.returncode, 0, "init while the gateway serves: exit 0")
-    t.ok("migrated the database from schema version 7 to 9" in p.stdout,
+    t.ok("migrated the database from schema version 7 to 10" in p.stdout,
          "init says what it migrated", p.stdout)
     t.ok(within(15, lambda: g.get("/health/ready").status == 200),
          "ready is 200 once migrated")
@@ -128,8 +187,21 @@ def test_schema_upgrade(t, g, key):
          "evaluations answer again, on every worker, without a restart")
     p = g.admin("init", check=False)
     t.ok(p.returncode == 0 and
-         "schema version 9, nothing to migrate" in p.stdout,
+         "schema version 10, nothing to migrate" in p.stdout,
          "init again: nothing to migrate", p.stdout)
+    for did, (body, answers) in made.items():
+        t.eq(g.get("/v1/decisions/%s" % did, key=key).body, body,
+             "decision %s reads back byte for byte as before" % did)
+        if answers is not None:
+            t.eq(g.sql("SELECT answers FROM decisions WHERE id = ?",
+                       (did,))[0][0], answers,
+                 "its answers are the text the worker wrote")
+    if g.engine == "postgresql":
+        t.eq(g.sql("SELECT count(*) FROM outcomes o JOIN decisions d"
+                   " ON d.id = o.decision_id WHERE o.schema_id ="
+                   " d.schema_id AND o.schema_version = d.schema_version"
+                   )[0][0], 4, "the outcomes have their decision's "
+             "schema version")
     rows = g.sql("SELECT kind, options FROM backends ORDER BY name")
     t.eq([(k, json.loads(o) if o is not None else None) for k, o in rows],
          [("lexical", None), ("openai", {"max_options": 8,

@@ -63,11 +63,11 @@ def test_round_trip(t, g, key):
     t.eq(list(got.json()["answers"]), list(QUESTIONS),
          "in the questions' order")
     t.eq(got.json().get("state"), STATE, "the state kept byte for byte")
-    stored = g.sql("SELECT question, distribution FROM decision_answers"
-                   " WHERE decision_id = ? ORDER BY position", (did,))
-    t.eq([q for q, _ in stored], list(QUESTIONS),
-         "one answer row per question, positions in order")
-    dist = json.loads(stored[0][1])
+    stored = json.loads(g.sql("SELECT answers FROM decisions WHERE id = ?",
+                              (did,))[0][0])
+    t.eq([a["question"] for a in stored], list(QUESTIONS),
+         "one answer per question in the decision's row, in order")
+    dist = stored[0]["distribution"]
     t.eq(sorted(dist), sorted(ODD),
          "the stored distribution names every awkward label")
     for i, v in enumerate(ODD):

@@ -427,12 +427,12 @@ def run(t, name):
             t.eq(g.sql("PRAGMA foreign_key_check"), [],
                  "%s: PRAGMA foreign_key_check finds nothing" % sync)
         else:
-            t.eq(g.sql("SELECT (SELECT count(*) FROM decision_answers"
+            t.eq(g.sql("SELECT (SELECT count(*) FROM outcomes"
                        " WHERE decision_id NOT IN (SELECT id FROM"
-                       " decisions)) + (SELECT count(*) FROM outcomes"
-                       " WHERE decision_id NOT IN (SELECT id FROM"
-                       " decisions))")[0][0], 0,
-                 "%s: no answer or outcome without its decision" % sync)
+                       " decisions)) + (SELECT count(*) FROM decisions"
+                       " WHERE answers NOT LIKE '[{%}]')")[0][0], 0,
+                 "%s: no outcome without its decision, no decision"
+                 " without its answers" % sync)
         n = g.sql("SELECT count(*) FROM decisions")[0][0]
         t.ok(n >= len(ledger.decisions), "%s: %d decisions stored, at "
              "least the %d acknowledged" % (sync, n, len(ledger.decisions)))

@@ -171,8 +171,12 @@ def test_usage(t, g, key, f):
 
 
 def masses(g, r):
-    return dict(g.sql("SELECT question, label_mass FROM decision_answers"
-                      " WHERE decision_id = ?", (r.json()["x_decision_id"],)))
+    """Each question's label_mass as the decision's row keeps it
+    (decisions.answers), None where it has none."""
+    stored = g.sql("SELECT answers FROM decisions WHERE id = ?",
+                   (r.json()["x_decision_id"],))
+    return {a["question"]: a.get("label_mass")
+            for a in json.loads(stored[0][0])}
 
 
 def test_duplicates(t, g, key, f):

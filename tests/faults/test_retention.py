@@ -104,18 +104,13 @@ def clone_pg(g, src, n, at_ms, tag):
     g.sql("INSERT INTO decisions (id, app_id, created_at_ms, model,"
           " backend, schema_id, schema_version, template_id,"
           " template_version, state, input_tokens, output_tokens,"
-          " latency_gateway_ms, latency_backend_ms)"
+          " latency_gateway_ms, latency_backend_ms, answers)"
           " SELECT " + ids + ", app_id, ?3 + i, model, backend,"
           " schema_id, schema_version, template_id, template_version,"
           " state, input_tokens, output_tokens, latency_gateway_ms,"
-          " latency_backend_ms FROM decisions, generate_series(1, ?1) n(i)"
+          " latency_backend_ms, answers"
+          " FROM decisions, generate_series(1, ?1) n(i)"
           " WHERE id = ?4", (n, tag, at_ms, src))
-    g.sql("INSERT INTO decision_answers (decision_id, question, position,"
-          " type, distribution, answer, label_mass)"
-          " SELECT " + ids + ", question, position, type, distribution,"
-          " answer, label_mass FROM decision_answers,"
-          " generate_series(1, ?1) n(i) WHERE decision_id = ?4",
-          (n, tag, at_ms, src))
 
 
 def integrity(t, g, name):
@@ -130,10 +125,8 @@ def count(g, where="1 = 1", args=()):
 
 
 def orphans(g):
-    return g.sql("SELECT (SELECT count(*) FROM decision_answers WHERE"
-                 " decision_id NOT IN (SELECT id FROM decisions)) +"
-                 " (SELECT count(*) FROM outcomes WHERE decision_id NOT IN"
-                 " (SELECT id FROM decisions))")[0][0]
+    return g.sql("SELECT count(*) FROM outcomes WHERE decision_id NOT IN"
+                 " (SELECT id FROM decisions)")[0][0]
 
 
 def test_prune(t):
@@ -204,7 +197,7 @@ def test_prune(t):
         t.eq((count(g, "created_at_ms < ?", (T0 + 30 * DAY_MS,)), count(g),
               g.sql("SELECT count(*) FROM outcomes")[0][0]), (0, 6, 0),
              "no January decision left, the 6 of March stay, no outcome")
-        t.eq(orphans(g), 0, "no answer or outcome outlives its decision")
+        t.eq(orphans(g), 0, "no outcome outlives its decision")
         p = g.admin("decisions", "prune", "--before", "2026-02-01",
                     check=False)
         t.eq((p.returncode, p.stdout), (0, "0\n"), "run again: 0")
@@ -284,7 +277,7 @@ def test_space_and_load(t):
              % MAX_WAIT_S, "max %r" % (max(during or [0]),))
         t.eq(count(g, "created_at_ms < ?", (T0 + DAY_MS,)), 0,
              "no January decision left")
-        t.eq(orphans(g), 0, "no answer outlives its decision")
+        t.eq(orphans(g), 0, "no outcome outlives its decision")
         if not t.sqlite_only(g, "space: the freed pages were given back, "
                              "the file is smaller, compact",
                              "pages, the file's size, integrity_check, "
@@ -368,7 +361,7 @@ def test_automatic(t):
              "(kept 60)" % RETAIN_BOUND)
         t.eq(count(g, "a.name = 'keeper'"), 3,
              "an application set to --retention-days 0 keeps its own")
-        t.eq(orphans(g), 0, "no answer or outcome outlives its decision")
+        t.eq(orphans(g), 0, "no outcome outlives its decision")
         states = dict(g.sql("SELECT id, state IS NOT NULL FROM decisions"
                             " WHERE id IN (?, ?, ?)", tuple(mid)))
         t.eq(sorted(states.values()), [0, 0, 0], "states 30 days old are "
