@@ -226,9 +226,9 @@ pg_outcome_record(struct store *pg, const char *id, json_object *values,
 	pg_bind_text(&p, 3, vt);
 	pg_bind_text(&p, 4, source);
 	pg_bind_int(&p, 5, now_ms);
-	/* Nothing is kept unless every value matched. */
-	/* No row back: the decision went since the caller read it (a
-	 * prune), as if it had not been there. */
+	/* Nothing is kept unless every value matched.  No row back: the
+	 * decision went since the caller read it (a prune), a 404 as if it
+	 * had not been there. */
 	if ((r = pg_exec(pg, PG_OUTCOME_RECORD, &p, e, "outcome")) == NULL ||
 	    (PQntuples(r) == 0 && json_object_object_length(values) > 0 &&
 	    error_set(e, ERR_NOT_FOUND, NULL, "no such decision") == -1) ||

@@ -462,6 +462,7 @@ main(void)
 	struct error		 e = { 0 };
 	struct store		*st;
 	struct app		 a;
+	json_object		*values;
 	PGconn			*c;
 	int64_t			 before;
 	int			 db_ok = 0, cache_ok = 0, schema;
@@ -542,6 +543,17 @@ main(void)
 	snprintf(a.name, sizeof(a.name), "by-hand");
 	ok(store_app_insert(st, &a, &e) == -1 && e.code == ERR_CONFLICT,
 	    "a duplicate name is a conflict: %s", e.message);
+	error_clear(&e);
+	/* The outcome's row takes its schema version from its decision:
+	 * a decision gone meanwhile (a prune) is not found, and nothing is
+	 * written. */
+	values = json_tokener_parse("{\"q\":true}");
+	ok(store_outcome_record(st, "0190aaaa-0000-7000-8000-000000000009",
+	    values, NULL, 1, &e) == -1 && e.code == ERR_NOT_FOUND &&
+	    one(c, "SELECT count(*) FROM outcomes") == 0, "an outcome of a "
+	    "decision that is gone: not found, nothing written: %s",
+	    e.message);
+	json_object_put(values);
 	error_clear(&e);
 	ok(store_app_by_name(st, "by-hand", &a, &e) == 1 && a.id > 0,
 	    "the application is found");
