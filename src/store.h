@@ -305,7 +305,7 @@ int	 store_restore(const struct settings *s, const char *from,
 
 /* The move from SQLite to PostgreSQL (store_pg_import.c), for the
  * console's migrate: what was copied, table by table. */
-#define STORE_IMPORT_TABLES 16
+#define STORE_IMPORT_TABLES 15
 struct store_import {
 	int		 version;	/* the SQLite file's, as found */
 	int		 in_use;	/* a process had it open: pid */

@@ -34,7 +34,7 @@ static const char *const pg_migrations[] = {
 	pg_migrate_7_sql,	/* decisions_time dropped */
 	pg_migrate_8_sql,	/* backends' kind options in one column */
 	pg_migrate_9_sql,	/* challengers and their answers */
-	pg_migrate_10_sql,	/* placeholder */
+	pg_migrate_10_sql,	/* a decision's answers in its row */
 };
 _Static_assert(PG_SCHEMA_BASE + sizeof(pg_migrations) /
     sizeof(pg_migrations[0]) == STORE_SCHEMA_VERSION,

@@ -291,7 +291,6 @@ struct pg_array {
 };
 void	 pg_array_init(struct pg_array *a);
 void	 pg_array_add(struct pg_array *a, const char *v);
-void	 pg_array_add_double(struct pg_array *a, const double *v);
 const char *pg_array_end(struct pg_array *a, struct error *e);
 void	 pg_array_free(struct pg_array *a);
 /* Runs statement id with p, giving each row to fn as it arrives (a

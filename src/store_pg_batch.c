@@ -1,16 +1,15 @@
 /* store_pg_batch.c: many values in one statement, and many rows out of
  * one without holding them all, for the PostgreSQL engine's data files.
  *
- * A list of values (a decision's answers, the questions of an outcome,
- * a prune step's ids) goes to PostgreSQL as one parameter, an array in
- * its text form ('{"a","b\"c",NULL}'), which the statement unnests:
- * one statement and one round trip however many there are, every value
- * still a parameter.  A walk over rows that may be many (calibration)
+ * A list of values (the questions of an outcome, a prune step's ids)
+ * goes to PostgreSQL as one parameter, an array in its text form
+ * ('{"a","b\"c",NULL}'), which the statement unnests: one statement
+ * and one round trip however many there are, every value still a
+ * parameter.  A walk over rows that may be many (calibration)
  * takes them one at a time as they arrive (libpq's single-row mode)
  * rather than as one result in memory. */
 #include "config.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "store_pg.h"
@@ -55,19 +54,6 @@ pg_array_add(struct pg_array *a, const char *v)
 	return;
 fail:
 	a->failed = 1;
-}
-
-void
-pg_array_add_double(struct pg_array *a, const double *v)
-{
-	char num[PG_NUM_SIZE];
-
-	if (v == NULL) {
-		pg_array_add(a, NULL);
-		return;
-	}
-	snprintf(num, sizeof(num), "%.17g", *v);
-	pg_array_add(a, num);
 }
 
 const char *

@@ -147,6 +147,32 @@ pg_challenger_answers(struct store *pg, const char *id,
 	return rc;
 }
 
+/* How far before a replay's since its ids are looked for (ms).  A
+ * decision's id and its created_at_ms are two readings of the worker's
+ * clock, the id's taken first (handler_systemone.c, record()), and an
+ * id's first 48 bits are the ms of its reading (uuid7.c): an id may
+ * stand before its created_at_ms by the time between the readings, or
+ * more if the clock was stepped forward between them.  A minute is far
+ * more than either; an id of a later ms than its reading (the clock
+ * stepped back, uuid7.c reuses its last ms) is above the bound
+ * anyway. */
+#define REPLAY_ID_MARGIN_MS	60000
+
+/* The smallest id text of a decision made at or after ms - the margin:
+ * its 48-bit ms as uuid7.c writes the first 12 hex digits,
+ * "xxxxxxxx-xxxx", which sorts (COLLATE "C") before every id of that ms
+ * and after every id of an earlier one. */
+static void
+replay_floor(int64_t since_ms, char out[14])
+{
+	int64_t ms = since_ms;	/* INT64_MIN: no since */
+
+	ms = ms < REPLAY_ID_MARGIN_MS ? 0 : ms - REPLAY_ID_MARGIN_MS;
+	ms = ms > 0xffffffffffffLL ? 0xffffffffffffLL : ms;
+	snprintf(out, 14, "%08llx-%04llx", (unsigned long long)(ms >> 16),
+	    (unsigned long long)(ms & 0xffff));
+}
+
 int
 pg_replay_page(struct store *pg, const struct replay_range *q, int limit,
     void (*fn)(const struct replay_row *, void *), void *arg,
@@ -155,8 +181,10 @@ pg_replay_page(struct store *pg, const struct replay_range *q, int limit,
 	struct pg_params	p;
 	struct replay_row	row;
 	PGresult		*r;
+	char			from[14];
 	int			i, n;
 
+	replay_floor(q->since_ms, from);
 	pg_params_init(&p);
 	pg_bind_int(&p, 1, q->schema_id);
 	pg_bind_int(&p, 2, q->version);
@@ -164,6 +192,7 @@ pg_replay_page(struct store *pg, const struct replay_range *q, int limit,
 	pg_bind_text(&p, 4, q->backend);
 	pg_bind_text(&p, 5, q->after_id);
 	pg_bind_int(&p, 6, limit);
+	pg_bind_text(&p, 7, from);
 	if ((r = pg_exec(pg, PG_REPLAY_PAGE, &p, e, "replay page")) == NULL)
 		return -1;
 	n = PQntuples(r);

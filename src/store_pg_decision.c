@@ -2,11 +2,11 @@
  * operators' pages of them, in PostgreSQL (the SQLite engine's
  * store_sqlite_decision*.c, with the same answers and errors).
  *
- * A decision costs one statement: the decision, every answer (one
- * array parameter per column) and its quota units, in the implicit
- * transaction of that statement, committed as SERVICE_DB_SYNC says (the
- * connection's synchronous_commit), before the caller answers.  Reading
- * one back is one statement too. */
+ * A decision costs one statement: the decision with its answers (one
+ * JSON text in its row, store_answers.c's) and its quota units, in the
+ * implicit transaction of that statement, committed as SERVICE_DB_SYNC
+ * says (the connection's synchronous_commit), before the caller
+ * answers.  Reading one back is one statement too. */
 #include "config.h"
 
 #include <stdint.h>
@@ -14,13 +14,10 @@
 #include <string.h>
 
 #include "bounds.h"
+#include "buf.h"
 #include "json_util.h"
 #include "store_pg.h"
 #include "xalloc.h"
-
-/* The columns of a decision's answers, as PG_DECISION_INSERT takes
- * them ($15 to $19). */
-enum { ANS_QUESTION, ANS_TYPE, ANS_DIST, ANS_ANSWER, ANS_MASS, ANS__MAX };
 
 static const char *
 compact(json_object *o)
@@ -29,27 +26,44 @@ compact(json_object *o)
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
-/* One array per column of the answers, in question order. */
-static void
-answer_arrays(struct pg_array a[ANS__MAX], const struct decision *d,
+#define ANSWERS_MAX	(256u << 20)	/* the most decisions.answers holds */
+
+/* The text of decisions.answers (store_answers.c writes it) into b, in
+ * question order: 0, or -1 with a 503 in e. */
+static int
+answers_text(struct buf *b, const struct decision *d,
     json_object *questions, const char *const *answers,
-    const char *const *dists)
+    const char *const *dists, struct error *e)
 {
-	json_object	*type;
-	size_t		 pos = 0;
+	struct answer_text	 a;
+	json_object		*type;
+	size_t			 pos = 0;
 
 	json_object_object_foreach(questions, name, q) {
 		type = NULL;
 		json_object_object_get_ex(q, "type", &type);
-		pg_array_add(&a[ANS_QUESTION], name);
-		pg_array_add(&a[ANS_TYPE], type != NULL ?
-		    json_object_get_string(type) : NULL);
-		pg_array_add(&a[ANS_DIST], dists[pos]);
-		pg_array_add(&a[ANS_ANSWER], answers[pos]);
-		pg_array_add_double(&a[ANS_MASS],
-		    d->label_mass != NULL ? &d->label_mass[pos] : NULL);
+		memset(&a, 0, sizeof(a));
+		a.name = name;
+		a.name_len = strlen(name);
+		a.type = type != NULL ? json_object_get_string(type) : "";
+		a.type_len = strlen(a.type);
+		a.dist = dists[pos];
+		a.dist_len = strlen(a.dist);
+		a.answer = answers[pos];
+		a.answer_len = strlen(a.answer);
+		a.label_mass = d->label_mass != NULL ? &d->label_mass[pos] :
+		    NULL;
+		if (store_answers_add(b, &a) == -1)
+			goto fail;
 		pos++;
 	}
+	if (store_answers_end(b) == 0)
+		return 0;
+fail:
+	error_set(e, ERR_UNAVAILABLE, NULL, "out of memory (a decision's "
+	    "answers for PostgreSQL)");
+	e->retry_after_ms = PG_RETRY_MS;
+	return -1;
 }
 
 int
@@ -57,16 +71,14 @@ pg_decision_insert(struct store *pg, const struct decision *d,
     json_object *questions, const char *const *answers,
     const char *const *dists, struct error *e)
 {
-	struct pg_array		 a[ANS__MAX];
+	struct buf		 b;
 	struct pg_params	 p;
 	PGresult		*r = NULL;
-	const char		*text;
-	int			 i;
 
 	pg_read_end(pg);
-	for (i = 0; i < ANS__MAX; i++)
-		pg_array_init(&a[i]);
-	answer_arrays(a, d, questions, answers, dists);
+	buf_init(&b, ANSWERS_MAX);
+	if (answers_text(&b, d, questions, answers, dists, e) == -1)
+		goto out;
 	pg_params_init(&p);
 	pg_bind_text(&p, 1, d->id);
 	pg_bind_int(&p, 2, d->app_id);
@@ -87,17 +99,12 @@ pg_decision_insert(struct store *pg, const struct decision *d,
 	}
 	pg_bind_int(&p, 13, d->latency_gateway_ms);
 	pg_bind_int(&p, 14, d->latency_backend_ms);
-	for (i = 0; i < ANS__MAX; i++) {
-		if ((text = pg_array_end(&a[i], e)) == NULL)
-			goto out;
-		pg_bind_text(&p, 15 + i, text);
-	}
-	pg_bind_text(&p, 20, d->quota_day);
-	pg_bind_int(&p, 21, d->quota_units);
+	pg_bind_text(&p, 15, b.p);
+	pg_bind_text(&p, 16, d->quota_day);
+	pg_bind_int(&p, 17, d->quota_units);
 	r = pg_exec(pg, PG_DECISION_INSERT, &p, e, "insert decision");
 out:
-	for (i = 0; i < ANS__MAX; i++)
-		pg_array_free(&a[i]);
+	buf_free(&b);
 	if (r == NULL)
 		return -1;
 	PQclear(r);
@@ -219,8 +226,12 @@ pg_outcome_record(struct store *pg, const char *id, json_object *values,
 	pg_bind_text(&p, 3, vt);
 	pg_bind_text(&p, 4, source);
 	pg_bind_int(&p, 5, now_ms);
-	/* Nothing is kept unless every value matched. */
+	/* Nothing is kept unless every value matched.  No row back: the
+	 * decision went since the caller read it (a prune), a 404 as if it
+	 * had not been there. */
 	if ((r = pg_exec(pg, PG_OUTCOME_RECORD, &p, e, "outcome")) == NULL ||
+	    (PQntuples(r) == 0 && json_object_object_length(values) > 0 &&
+	    error_set(e, ERR_NOT_FOUND, NULL, "no such decision") == -1) ||
 	    check_recorded(r, values, e) == -1 || pg_commit(pg, e) == -1) {
 		pg_rollback(pg);
 		PQclear(r);

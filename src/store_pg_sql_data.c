@@ -6,68 +6,67 @@
  *
  * Each is the SQLite engine's (store_sqlite_sql.c) in PostgreSQL's
  * words, fewer of them where one statement can do the work of several
- * (a round trip costs more than a statement): a decision, its answers
- * and its quota units are one INSERT; a decision read back, its answers
- * and outcomes one SELECT.  Lists of values come as one array parameter
- * each ($N::text[]), never pasted into the text. */
+ * (a round trip costs more than a statement): a decision (its answers
+ * in its row) and its quota units are one INSERT; a decision read back,
+ * its answers and outcomes one SELECT.  Lists of values come as one
+ * array parameter each ($N::text[]), never pasted into the text. */
 #include "config.h"
 
 #include "store_pg.h"
 
 const char *const pg_data_sql[PG_STMT__MAX] = {
 	/* Decisions, answers, outcomes (store_pg_decision.c).  The
-	 * decision ($1..$14), its answers as parallel arrays in question
-	 * order ($15 questions, $16 types, $17 distributions, $18 answers,
-	 * $19 label masses) and the quota units of its day ($20 day, $21
-	 * units), in one statement: one transaction, one round trip. */
+	 * decision ($1..$14), its answers in one JSON text as
+	 * store_answers_add() wrote it ($15) and the quota units of its
+	 * day ($16 day, $17 units), in one statement: one transaction,
+	 * one round trip. */
 	[PG_DECISION_INSERT] =
 	    "WITH d AS (INSERT INTO decisions (id, app_id, created_at_ms,"
 	    " model, backend, schema_id, schema_version, template_id,"
 	    " template_version, state, input_tokens, output_tokens,"
-	    " latency_gateway_ms, latency_backend_ms) VALUES ($1, $2, $3, $4,"
-	    " $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id),"
-	    " a AS (INSERT INTO decision_answers (decision_id, question,"
-	    " position, type, distribution, answer, label_mass)"
-	    " SELECT d.id, u.question, u.n - 1, u.type, u.distribution,"
-	    " u.answer, u.label_mass FROM d, unnest($15::text[], $16::text[],"
-	    " $17::text[], $18::text[], $19::double precision[])"
-	    " WITH ORDINALITY AS u(question, type, distribution, answer,"
-	    " label_mass, n)),"
+	    " latency_gateway_ms, latency_backend_ms, answers) VALUES ($1, $2,"
+	    " $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)),"
 	    " q AS (INSERT INTO quota_days (app_id, day, used)"
-	    " SELECT $2::bigint, $20::text, $21::bigint WHERE $21::bigint > 0"
+	    " SELECT $2::bigint, $16::text, $17::bigint WHERE $17::bigint > 0"
 	    " ON CONFLICT (app_id, day)"
 	    " DO UPDATE SET used = quota_days.used + excluded.used)"
 	    " SELECT 1",
 	/* The answers and the outcomes as JSON objects in answer order,
-	 * their values the stored texts unchanged (json, not jsonb). */
+	 * their values the stored texts unchanged (json, not jsonb: ->
+	 * gives a member's text as it is).  n is a question's place in
+	 * decisions.answers. */
 	[PG_DECISION_GET] =
 	    "SELECT d.id, d.app_id, d.created_at_ms, d.model, d.backend,"
 	    " s.slug, d.schema_version, v.questions, t.slug,"
 	    " d.template_version, d.state,"
-	    " (SELECT json_object_agg(a.question, a.answer::json"
-	    " ORDER BY a.position) FROM decision_answers a"
-	    " WHERE a.decision_id = d.id),"
+	    " (SELECT json_object_agg(a.e ->> 'question', a.e -> 'answer'"
+	    " ORDER BY a.n)"
+	    " FROM json_array_elements(d.answers::json) WITH ORDINALITY"
+	    " AS a(e, n)),"
 	    " (SELECT json_object_agg(o.question, json_build_object('value',"
 	    " o.value::json, 'source', o.source, 'recorded_at_ms',"
-	    " o.recorded_at_ms) ORDER BY a.position)"
-	    " FROM outcomes o JOIN decision_answers a"
-	    " ON a.decision_id = o.decision_id AND a.question = o.question"
+	    " o.recorded_at_ms) ORDER BY a.n)"
+	    " FROM outcomes o JOIN json_array_elements(d.answers::json)"
+	    " WITH ORDINALITY AS a(e, n) ON a.e ->> 'question' = o.question"
 	    " WHERE o.decision_id = d.id)"
 	    " FROM decisions d JOIN schemas s ON s.id = d.schema_id"
 	    " JOIN schema_versions v ON v.schema_id = d.schema_id"
 	    " AND v.version = d.schema_version"
 	    " LEFT JOIN templates t ON t.id = d.template_id"
 	    " WHERE d.id = $1 AND ($2::bigint = 0 OR d.app_id = $2::bigint)",
-	/* Each question's outcome ($2 questions, $3 values): a new one is
-	 * inserted, an existing one (a concurrent one too: the conflict
-	 * waits for it) is locked and left as it was; either way its value
-	 * comes back, for the caller to compare and roll back on a
-	 * difference. */
+	/* Each question's outcome ($2 questions, $3 values), with its
+	 * decision's schema version: a new one is inserted, an existing
+	 * one (a concurrent one too: the conflict waits for it) is locked
+	 * and left as it was; either way its value comes back, for the
+	 * caller to compare and roll back on a difference.  No row at
+	 * all: the decision is gone. */
 	[PG_OUTCOME_RECORD] =
 	    "INSERT INTO outcomes (decision_id, question, value, source,"
-	    " recorded_at_ms)"
-	    " SELECT $1::text, u.question, u.value, $4::text, $5::bigint"
-	    " FROM unnest($2::text[], $3::text[]) AS u(question, value)"
+	    " recorded_at_ms, schema_id, schema_version)"
+	    " SELECT d.id, u.question, u.value, $4::text, $5::bigint,"
+	    " d.schema_id, d.schema_version"
+	    " FROM decisions d, unnest($2::text[], $3::text[])"
+	    " AS u(question, value) WHERE d.id = $1::text"
 	    " ON CONFLICT (decision_id, question)"
 	    " DO UPDATE SET value = outcomes.value"
 	    " RETURNING question, value",
@@ -76,17 +75,25 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    " WHERE app_id = $1 AND created_at_ms >= $2 AND created_at_ms < $3"
 	    " AND (created_at_ms, id) > ($4::bigint, $5::text)"
 	    " ORDER BY created_at_ms, id LIMIT $6",
+	/* A version's outcomes (outcomes_schema, in decision id order),
+	 * each with its decision, looked up by its id, and the element of
+	 * its question in the decision's answers, in the answer's order.
+	 * OFFSET 0 keeps the lookup a lookup: joined as a table, a plan
+	 * made for any since ($3, a generic plan) may read every decision
+	 * to hash them (tests/unit/store_pg_plan_test.c). */
 	[PG_CALIBRATION_ROWS] =
-	    "SELECT d.id, d.backend, d.created_at_ms, a.question, a.type,"
-	    " a.distribution, o.value"
-	    " FROM decisions d"
-	    " JOIN decision_answers a ON a.decision_id = d.id"
-	    " JOIN outcomes o ON o.decision_id = a.decision_id"
-	    " AND o.question = a.question"
-	    " WHERE d.schema_id = $1 AND d.schema_version = $2"
-	    " AND d.created_at_ms >= $3"
-	    " AND ($4::text IS NULL OR a.question = $4::text)"
-	    " ORDER BY d.id, a.position",
+	    "SELECT d.id, d.backend, d.created_at_ms, o.question,"
+	    " a.e ->> 'type', (a.e -> 'distribution')::text, o.value"
+	    " FROM outcomes o CROSS JOIN LATERAL (SELECT d.id, d.backend,"
+	    " d.created_at_ms, d.answers FROM decisions d"
+	    " WHERE d.id = o.decision_id AND d.created_at_ms >= $3"
+	    " OFFSET 0) d"
+	    " CROSS JOIN LATERAL json_array_elements(d.answers::json)"
+	    " WITH ORDINALITY AS a(e, n)"
+	    " WHERE o.schema_id = $1 AND o.schema_version = $2"
+	    " AND ($4::text IS NULL OR o.question = $4::text)"
+	    " AND a.e ->> 'question' = o.question"
+	    " ORDER BY o.decision_id, a.n",
 
 	/* Admission and the day's quota (store_pg_quota.c). */
 	/* The application's row, so that there is one to lock. */
@@ -128,7 +135,8 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	 * to be seen again on its next round), then, on a snapshot taken once
 	 * they are locked, so that no outcome can be added to them meanwhile,
 	 * deletes those to prune ($1 the ids locked; $2: one with an outcome
-	 * only if created before it) with their outcomes and answers. */
+	 * only if created before it) with their outcomes and challengers'
+	 * answers (its own are in its row). */
 	[PG_PRUNE_PICK] =
 	    "SELECT id, created_at_ms FROM decisions"
 	    " WHERE app_id = $2 AND created_at_ms < $1"
@@ -146,19 +154,19 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    " WHERE o.decision_id = d.id))),"
 	    " o AS (DELETE FROM outcomes WHERE decision_id IN"
 	    " (SELECT id FROM gone)),"
-	    " a AS (DELETE FROM decision_answers WHERE decision_id IN"
-	    " (SELECT id FROM gone)),"
 	    " c AS (DELETE FROM challenger_answers WHERE decision_id IN"
 	    " (SELECT id FROM gone)),"
 	    " d AS (DELETE FROM decisions WHERE id IN (SELECT id FROM gone)"
 	    " RETURNING 1)"
 	    " SELECT count(*) FROM d",
 	/* The oldest $2 states kept before $1 (decisions_state_time), but
-	 * those another worker is clearing. */
+	 * those another worker is clearing, as one array of ids, each
+	 * updated by its primary key (as IN (SELECT ...), the planner may
+	 * hash the ids and read the whole table to find them). */
 	[PG_STATE_CLEAR] =
-	    "UPDATE decisions SET state = NULL WHERE id IN (SELECT id"
+	    "UPDATE decisions SET state = NULL WHERE id = ANY (ARRAY(SELECT id"
 	    " FROM decisions WHERE state IS NOT NULL AND created_at_ms < $1"
-	    " ORDER BY created_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED)",
+	    " ORDER BY created_at_ms LIMIT $2 FOR UPDATE SKIP LOCKED))",
 	/* The next application after id $1 whose decisions expire, and
 	 * after how many days ($2: SERVICE_RETENTION_DAYS). */
 	[PG_RETAIN_NEXT_APP] =
@@ -168,7 +176,7 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	/* After a prune from the console: the space of the rows it
 	 * deleted made reusable now rather than when autovacuum comes by
 	 * (outside any transaction). */
-	[PG_VACUUM] = "VACUUM decisions, decision_answers, outcomes,"
+	[PG_VACUUM] = "VACUUM decisions, outcomes,"
 	    " challenger_answers",
 
 	/* Challengers (store_pg_challenger.c): $1 schema, $2 version, $3
@@ -199,7 +207,10 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	/* A replay's walk, as the SQLite engine's: the decisions of
 	 * schema $1 version $2 created at or after $3, in id order after
 	 * $5, at most $6, each with whether backend $4 answered it
-	 * already, and then without its state. */
+	 * already, and then without its state.  By the primary key, from
+	 * the larger of $5 and $7, the smallest id of a decision made at
+	 * or after $3 (store_pg_challenger.c says why it is safe): a walk
+	 * from a --since does not read the table from its start. */
 	[PG_REPLAY_PAGE] =
 	    "SELECT d.id, d.created_at_ms,"
 	    " (c.decision_id IS NOT NULL)::int,"
@@ -208,20 +219,26 @@ const char *const pg_data_sql[PG_STMT__MAX] = {
 	    " ON c.decision_id = d.id AND c.backend = $4::text"
 	    " WHERE d.schema_id = $1 AND d.schema_version = $2"
 	    " AND d.created_at_ms >= $3 AND d.id > $5::text"
+	    " AND d.id >= $7::text"
 	    " ORDER BY d.id LIMIT $6",
-	/* The comparison (store_pg_report.c), as the SQLite engine's. */
+	/* The comparison (store_pg_report.c), as the SQLite engine's, by
+	 * the version's outcomes as calibration, each decision looked up
+	 * as there. */
 	[PG_COMPARE_ROWS] =
-	    "SELECT d.id, d.created_at_ms, a.question, a.type, a.distribution,"
-	    " o.value, d.latency_backend_ms,"
-	    " d.input_tokens + d.output_tokens, c.backend, c.answers,"
+	    "SELECT d.id, d.created_at_ms, o.question, a.e ->> 'type',"
+	    " (a.e -> 'distribution')::text, o.value, d.latency_backend_ms,"
+	    " d.tokens, c.backend, c.answers,"
 	    " c.latency_ms, c.input_tokens + c.output_tokens, c.source"
-	    " FROM decisions d"
-	    " JOIN challenger_answers c ON c.decision_id = d.id"
-	    " JOIN decision_answers a ON a.decision_id = d.id"
-	    " JOIN outcomes o ON o.decision_id = a.decision_id"
-	    " AND o.question = a.question"
-	    " WHERE d.schema_id = $1 AND d.schema_version = $2"
-	    " AND d.created_at_ms >= $3"
-	    " AND ($4::text IS NULL OR a.question = $4::text)"
-	    " ORDER BY d.id, c.backend, a.position",
+	    " FROM outcomes o CROSS JOIN LATERAL (SELECT d.id,"
+	    " d.created_at_ms, d.latency_backend_ms,"
+	    " d.input_tokens + d.output_tokens AS tokens, d.answers"
+	    " FROM decisions d WHERE d.id = o.decision_id"
+	    " AND d.created_at_ms >= $3 OFFSET 0) d"
+	    " JOIN challenger_answers c ON c.decision_id = o.decision_id"
+	    " CROSS JOIN LATERAL json_array_elements(d.answers::json)"
+	    " WITH ORDINALITY AS a(e, n)"
+	    " WHERE o.schema_id = $1 AND o.schema_version = $2"
+	    " AND ($4::text IS NULL OR o.question = $4::text)"
+	    " AND a.e ->> 'question' = o.question"
+	    " ORDER BY o.decision_id, c.backend, a.n",
 };

@@ -41,8 +41,7 @@ require_postgresql()
 
 TABLES = ["applications", "api_keys", "backends", "backend_replicas",
           "schemas", "schema_versions", "grants", "templates",
-          "template_versions", "decisions", "decision_answers",
-          "outcomes", "quota_days", "audit_log", "schema_challengers",
+          "template_versions", "decisions", "outcomes", "quota_days", "audit_log", "schema_challengers",
           "challenger_answers"]
 DEMO = os.path.join(SRCDIR, "examples", "demo-questions.json")
 STATES = ["the checkout is broken, refund now, critical outage",
@@ -372,12 +371,14 @@ def main():
         t.ok(p.returncode == 0 and "schema version 5" in p.stdout,
              "a version 5 file is moved", p)
         t.eq(cluster.query(old, "SELECT a.name, k.prefix, d.id, "
-                           "x.label_mass, a.retention_days FROM "
+                           "d.answers, a.retention_days FROM "
                            "applications a JOIN api_keys k ON k.app_id = "
-                           "a.id JOIN decisions d ON d.app_id = a.id JOIN "
-                           "decision_answers x ON x.decision_id = d.id"),
+                           "a.id JOIN decisions d ON d.app_id = a.id"),
              [("v5", "abcdefgh", "0190aaaa-0000-7000-8000-000000000001",
-               0.1, None)], "its rows are there")
+               '[{"question":"q","type":"noul","distribution":'
+               '[0.25,0.75],"answer":false,"label_mass":0.1}]', None)],
+             "its rows are there, the answer row in its decision's row "
+             "as store_answers.c writes it")
         t.eq(cluster.query(old, "SELECT name, options FROM backends "
                            "ORDER BY name"),
              [("lex", None), ("oa", '{"max_options":8,"extra":{"seed":1}}')],

@@ -8,6 +8,10 @@ upstreams answering the replays:
   sent are those kept); a second run records the rest, passes over the
   first 5 (resumable) and counts those without a state as skipped; a
   third asks nothing;
+- --since walks those created at or after it, among them one whose id
+  was made 30 s before its created_at_ms (a clock stepped forward
+  between the two readings): on PostgreSQL the walk starts at the
+  smallest id of a minute before the since, not at the since itself;
 - --rate bounds the run (10 calls at --rate 20 span at least 0.45 s at
   the upstream: a lower bound only);
 - a failing backend is counted, records nothing, and the run exits 0;
@@ -148,6 +152,19 @@ def test_since(t, g, k):
                "--rate", "1000")
     t.eq((p.returncode, counts(p)[:2]), (0, (1, 1)),
          "--since before them: walked")
+
+
+def test_since_margin(t, g, k):
+    last = kept_ids(g)[-1]
+    id_ms = int(last.replace("-", "")[:12], 16)
+    g.sql("UPDATE decisions SET created_at_ms = ? WHERE id = ?",
+          (id_ms + 30000, last))
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                          time.gmtime((id_ms + 30000) // 1000))
+    p = replay(g, "up5", "--since", since, "--rate", "1000")
+    t.ok(p.returncode == 0 and last in [r[0] for r in rows(g, "up5")],
+         "--since %s: a decision created then whose id was made 30 s "
+         "before is walked" % since, p.stdout + p.stderr)
 
 
 def test_rate(t, g, k, up):
@@ -294,7 +311,8 @@ def main():
             if i % 4 == 0 and i // 4 < PLAIN:
                 evaluate(g, k["plain"], "plain %d: the letter y" % i)
         t.run([test_limit_and_resume, test_rate], g, k, up)
-        t.run([test_since, test_refused, test_sigint, test_progress], g, k)
+        t.run([test_since, test_since_margin, test_refused, test_sigint,
+               test_progress], g, k)
         t.run([test_failing], g, k, bad)
         t.run([test_limits], g, k)
         t.stop_clean(g)

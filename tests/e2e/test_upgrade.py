@@ -1,32 +1,37 @@
 """test_upgrade: what an operator meets upgrading an install (README,
 "Upgrading"), over real lighttpd.
 
-A database three schema versions behind the workers (version 7: a
-column per option of the openai kind instead of backends.options, no
-tables of challengers, a decision's answers in a table of their own, as
-an install of that version had it, holding an openai backend's options
-and a decision with its outcome): /health/ready is 503 naming the version, and
-evaluations are 503, until `evalgate-admin init`, run while the gateway
-serves, migrates it and says so, the options moved into the one column
-and the decision read back byte for byte as before; then ready is 200
-and evaluations answer.  Both programs print their
-version (--version), which is
-`git describe --always --dirty` in a checkout, and /metrics's
-evalgate_build_info carries it.  A shared-memory file of another
-layout version, left by another build, is replaced with one log line
-naming both versions."""
+A database three schema versions behind the workers (version 7: a column
+per option of the openai kind instead of backends.options, no tables of
+challengers, a decision's answers as rows of decision_answers and
+outcomes without their schema version, as an install of that version had
+it, holding an openai backend's options and decisions with outcomes):
+/health/ready is 503 naming the version, and evaluations are 503, until
+`evalgate-admin init`, run while the gateway serves, migrates it and
+says so, the options moved into the one column, the answer rows into
+their decision's row as the workers write it; then ready is 200,
+evaluations answer, and each decision reads back (GET
+/v1/decisions/{id}) byte for byte as before. Both programs print their
+version (--version), which is `git describe --always --dirty` in a
+checkout, and /metrics's evalgate_build_info carries it. A shared-memory
+file of another layout version, left by another build, is replaced with
+one log line naming both versions."""
 
 import json
 import os
-import struct
 import sqlite3
+import struct
 import subprocess
 import time
 
 from gateway import ADMIN, WORKER, Gateway, TAP, build_version
 
 STATE = "the delivery was late and the driver was rude"
-QUESTIONS = {"late": {"type": "noul", "instructions": "Was it late?"}}
+QUESTIONS = {"rude": {"type": "noul", "instructions": "Was it rude?"},
+             "late": {"type": "noul", "instructions": "Was it late?"},
+             "kind": {"type": "choice", "instructions": "What about?",
+                      "criteria": {"delivery": "the delivery",
+                                   "driver": "the driver"}}}
 
 
 def evaluate(g, key):
@@ -73,12 +78,41 @@ OLD_OPTIONS = {"max_options": 8, "concurrency": None,
                "extra": {"seed": 1, "top_p": 0.5}}
 
 
+def set_back_answers(g):
+    """Schema version 10's decisions and outcomes as version 9 had them
+    on PostgreSQL: each answer a row of decision_answers (its position
+    the element's place in decisions.answers, label_mass NULL where the
+    element has none), outcomes without their decision's schema version,
+    decisions_schema in place of outcomes_schema."""
+    g.sql("CREATE TABLE decision_answers ("
+          " decision_id TEXT COLLATE \"C\" NOT NULL"
+          " REFERENCES decisions(id),"
+          " question TEXT COLLATE \"C\" NOT NULL,"
+          " position BIGINT NOT NULL, type TEXT NOT NULL,"
+          " distribution TEXT NOT NULL, answer TEXT NOT NULL,"
+          " label_mass DOUBLE PRECISION,"
+          " PRIMARY KEY (decision_id, question))")
+    g.sql("INSERT INTO decision_answers SELECT d.id, a.e ->> 'question',"
+          " a.n - 1, a.e ->> 'type', (a.e -> 'distribution')::text,"
+          " (a.e -> 'answer')::text, (a.e ->> 'label_mass')::float8"
+          " FROM decisions d, json_array_elements(d.answers::json)"
+          " WITH ORDINALITY AS a(e, n)")
+    g.sql("ALTER TABLE decisions DROP COLUMN answers")
+    g.sql("ALTER TABLE outcomes DROP COLUMN schema_id,"
+          " DROP COLUMN schema_version")
+    g.sql("CREATE INDEX decisions_schema"
+          " ON decisions(schema_id, schema_version)")
+
+
 def set_back(g):
     """The database as the version before left it: schema version 7,
     each option of the openai kind in a column of its own, the openai
     backend's set as OLD_OPTIONS, no backends.options and no tables of
-    challengers."""
+    challengers; answers as rows (on PostgreSQL set_back_answers, on
+    SQLite SQLITE_DECISIONS_7, each decision with a twin of its key)."""
     pg = g.engine == "postgresql"
+    if pg:
+        set_back_answers(g)
     for col, typ in (("max_options", "INTEGER"), ("concurrency", "INTEGER"),
                      ("extra", "TEXT")):
         g.sql("ALTER TABLE backends ADD COLUMN %s %s" % (col, typ))
@@ -166,14 +200,30 @@ def slot0(did):
     return int(did[:8] + did[9:13] + did[15:18], 16) * 16
 
 
+def decisions(t, g, key):
+    """Three decisions, two with outcomes (one of every question): each
+    id with its GET's body and its row's answers text."""
+    made = {}
+    for i in range(3):
+        r = evaluate(g, key)
+        t.eq(r.status, 200, "setup: an evaluation answers")
+        made[r.json()["x_decision_id"]] = None
+    ids = list(made)
+    for did, values in ((ids[0], {"late": True, "kind": "driver",
+                                  "rude": False}),
+                        (ids[1], {"late": False})):
+        r = g.post("/v1/decisions/%s/outcome" % did,
+                   {"answers": values, "source": "upgrade"}, key=key)
+        t.eq(r.status, 200, "setup: outcomes recorded")
+    for did in ids:
+        made[did] = (g.get("/v1/decisions/%s" % did, key=key).body,
+                     g.sql("SELECT answers FROM decisions WHERE id = ?",
+                           (did,))[0][0])
+    return made
+
+
 def test_schema_upgrade(t, g, key):
-    r = evaluate(g, key)
-    t.eq(r.status, 200, "setup: an evaluation answers")
-    did = r.json().get("x_decision_id", "")
-    t.eq(g.post("/v1/decisions/%s/outcome" % did,
-                {"answers": {"late": True}, "source": "upgrade"},
-                key=key).status, 200, "setup: its outcome recorded")
-    before = g.get("/v1/decisions/" + did, key=key).body
+    made = decisions(t, g, key)
     g.stop()
     set_back(g)
     g.start()
@@ -210,6 +260,29 @@ def test_schema_upgrade(t, g, key):
     t.ok(p.returncode == 0 and
          "schema version 10, nothing to migrate" in p.stdout,
          "init again: nothing to migrate", p.stdout)
+    for did, (body, answers) in made.items():
+        t.eq(g.get("/v1/decisions/%s" % did, key=key).body, body,
+             "decision %s reads back byte for byte as before" % did)
+        if answers is not None:
+            t.eq(g.sql("SELECT answers FROM decisions WHERE id = ?",
+                       (did,))[0][0], answers,
+                 "its answers are the text the worker wrote")
+    t.eq(g.sql("SELECT count(*) FROM outcomes o JOIN decisions d"
+               " ON d.id = o.decision_id WHERE o.schema_id ="
+               " d.schema_id AND o.schema_version = d.schema_version"
+               )[0][0], 4, "the outcomes have their decision's "
+         "schema version")
+    if g.engine == "sqlite":
+        for did, (body, _) in made.items():
+            r = g.get("/v1/decisions/" + twin(did), key=key)
+            t.ok(r.status == 200 and r.json().get("answers") ==
+                 json.loads(body).get("answers"),
+                 "its twin of the same key found in the next slot, with "
+                 "the same answers", r.body)
+            t.eq(g.sql("SELECT rid - ? FROM decisions WHERE id IN (?, ?)"
+                       " ORDER BY id", (slot0(did), did, twin(did))),
+                 [(0,), (1,)], "the two in slots 0 and 1 of their key, in "
+                 "id order")
     rows = g.sql("SELECT kind, options FROM backends ORDER BY name")
     t.eq([(k, json.loads(o) if o is not None else None) for k, o in rows],
          [("lexical", None), ("openai", {"max_options": 8,
@@ -226,21 +299,6 @@ def test_schema_upgrade(t, g, key):
                      " WHERE name IN ('max_options', 'concurrency',"
                      " 'extra')")
     t.eq(cols[0][0], 0, "and dropped their old columns")
-    t.eq(g.get("/v1/decisions/" + did, key=key).body, before,
-         "a decision made before reads back byte for byte the same, its "
-         "answers and outcome moved into today's layout")
-    if g.engine == "sqlite":
-        r = g.get("/v1/decisions/" + twin(did), key=key)
-        t.ok(r.status == 200 and r.json().get("answers") ==
-             json.loads(before).get("answers"),
-             "its twin of the same key, found in the next slot, with the "
-             "same answers", r.body)
-        t.eq(g.sql("SELECT rid - ? FROM decisions WHERE id IN (?, ?)"
-                   " ORDER BY id", (slot0(did), did, twin(did))), [(0,), (1,)],
-             "the two in slots 0 and 1 of their key, in id order")
-    t.eq(g.sql("SELECT count(*) FROM outcomes WHERE decision_id = ? AND"
-               " schema_version = 1", (did,))[0][0], 1,
-         "its outcome carries its decision's schema version")
     t.eq(g.sql("SELECT count(*) FROM schema_challengers")[0][0] +
          g.sql("SELECT count(*) FROM challenger_answers")[0][0], 0,
          "and made the tables of challengers, empty")

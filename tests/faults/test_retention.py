@@ -197,7 +197,7 @@ def test_prune(t):
         t.eq((count(g, "created_at_ms < ?", (T0 + 30 * DAY_MS,)), count(g),
               g.sql("SELECT count(*) FROM outcomes")[0][0]), (0, 6, 0),
              "no January decision left, the 6 of March stay, no outcome")
-        t.eq(orphans(g), 0, "no answer or outcome outlives its decision")
+        t.eq(orphans(g), 0, "no outcome outlives its decision")
         p = g.admin("decisions", "prune", "--before", "2026-02-01",
                     check=False)
         t.eq((p.returncode, p.stdout), (0, "0\n"), "run again: 0")
@@ -277,7 +277,7 @@ def test_space_and_load(t):
              % MAX_WAIT_S, "max %r" % (max(during or [0]),))
         t.eq(count(g, "created_at_ms < ?", (T0 + DAY_MS,)), 0,
              "no January decision left")
-        t.eq(orphans(g), 0, "no answer outlives its decision")
+        t.eq(orphans(g), 0, "no outcome outlives its decision")
         if not t.sqlite_only(g, "space: the freed pages were given back, "
                              "the file is smaller, compact",
                              "pages, the file's size, integrity_check, "
@@ -361,7 +361,7 @@ def test_automatic(t):
              "(kept 60)" % RETAIN_BOUND)
         t.eq(count(g, "a.name = 'keeper'"), 3,
              "an application set to --retention-days 0 keeps its own")
-        t.eq(orphans(g), 0, "no answer or outcome outlives its decision")
+        t.eq(orphans(g), 0, "no outcome outlives its decision")
         states = dict(g.sql("SELECT id, state IS NOT NULL FROM decisions"
                             " WHERE id IN (?, ?, ?)", tuple(mid)))
         t.eq(sorted(states.values()), [0, 0, 0], "states 30 days old are "

@@ -4,6 +4,11 @@
  * starts a throw-away cluster and runs this).
  *
  * - init creates the schema, is idempotent, refuses a newer version;
+ * - init takes a version-6 database to this version: step 10 moves a
+ *   decision's answer rows into decisions.answers, in position order,
+ *   the text what store_answers_add() writes for the same row (names
+ *   and label masses that need escaping or a number's care), and gives
+ *   outcomes their decision's schema version;
  * - the schema mirrors SQLite's (schema.sql and every migration step,
  *   the cache's admission table): the same tables, the same columns;
  * - every statement of the core's block of enum pg_stmt has a text in
@@ -25,6 +30,7 @@
 
 #include <sqlite3.h>
 
+#include "buf.h"
 #include "settings.h"
 #include "store_pg.h"
 #include "tap.h"
@@ -33,7 +39,7 @@
  * them, defines another struct store. */
 extern const char schema_sql[], cache_sql[], migrate_2_sql[],
     migrate_3_sql[], migrate_4_sql[], migrate_5_sql[], migrate_6_sql[],
-    migrate_7_sql[], migrate_8_sql[];
+    migrate_7_sql[], migrate_8_sql[], migrate_9_sql[], migrate_10_sql[];
 
 /* "table.column" of every column of SQLite's schema, made as init makes
  * it, and of the cache's admission table (as "admission.column"). */
@@ -45,7 +51,8 @@ sqlite_columns(void)
 {
 	static const char *const steps[] = { schema_sql, migrate_2_sql,
 	    migrate_3_sql, migrate_4_sql, migrate_5_sql, migrate_6_sql,
-	    migrate_7_sql, migrate_8_sql, "ATTACH DATABASE ':memory:' AS cache", cache_sql };
+	    migrate_7_sql, migrate_8_sql, migrate_9_sql, migrate_10_sql,
+	    "ATTACH DATABASE ':memory:' AS cache", cache_sql };
 	sqlite3		*db;
 	sqlite3_stmt	*stmt;
 	size_t		 i;
@@ -91,7 +98,7 @@ static void
 mirrors_sqlite(PGconn *c)
 {
 	PGresult	*r;
-	int		 i, j, found, extra = 0;
+	int		 i, j, found, extra = 0, rid = 0;
 
 	sqlite_columns();
 	ok(nsq > 50, "SQLite's schema has its columns (%d)", nsq);
@@ -100,7 +107,10 @@ mirrors_sqlite(PGconn *c)
 	for (i = 0; i < nsq; i++) {
 		for (found = 0, j = 0; j < PQntuples(r) && !found; j++)
 			found = strcmp(PQgetvalue(r, j, 0), sq_cols[i]) == 0;
-		if (!found)
+		/* SQLite's rowid alias, its own (store_pg_import.c). */
+		if (strcmp(sq_cols[i], "decisions.rid") == 0)
+			rid = 1;
+		else if (!found)
 			ok(0, "PostgreSQL has %s", sq_cols[i]);
 	}
 	for (j = 0; j < PQntuples(r); j++) {
@@ -113,7 +123,8 @@ mirrors_sqlite(PGconn *c)
 			extra++;
 		}
 	}
-	ok(PQntuples(r) == nsq + 1 && extra == 0, "PostgreSQL's tables and "
+	ok(PQntuples(r) == nsq - rid + 1 && extra == 0, "PostgreSQL's "
+	    "tables and "
 	    "columns are SQLite's (and the cache's admission), with "
 	    "schema_version.v (%d, %d)", PQntuples(r), nsq);
 	PQclear(r);
@@ -291,6 +302,157 @@ key_check(struct store *st, int64_t app_id)
 	error_clear(&e);
 }
 
+/* Answer rows of a version-9 database: the decision's (d0 or d1), the
+ * position, the columns; mass NULL for none.  Stored out of position
+ * order. */
+static const struct old_answer {
+	const char	*decision, *question, *type, *dist, *answer, *mass;
+	int		 position;
+} old_answers[] = {
+	{ "d0", "b", "noul", "{\"yes\":0.25,\"no\":0.75}", "0.25", NULL, 1 },
+	{ "d0", "q \"x\"\\\n\t\001/\xc3\xa9", "choice",
+	  "{\"x\": 0.5, \"y\":0.5}", "\"x\"", "1", 0 },
+	{ "d0", "c", "score", "[0.1,0.2,0.7]", "1.6", "0.1", 2 },
+	{ "d0", "d", "noul", "{}", "0.5", "0.66666666666666663", 3 },
+	{ "d0", "e", "noul", "{}", "0.5", "1.0000000000000001e-05", 4 },
+	{ "d0", "f", "noul", "{}", "0.5", "1.4999999999999999e-07", 5 },
+	{ "d0", "g", "noul", "{}", "0.5", "0.123456789012345", 6 },
+	{ "d0", "h", "noul", "{}", "0.5", "0", 7 },
+	{ "d0", "i", "noul", "{}", "0.5", "-0", 8 },
+	{ "d0", "j", "noul", "{}", "0.5", "NaN", 9 },
+	{ "d0", "k", "noul", "{}", "0.5", "0.30000000000000004", 10 },
+	{ "d0", "l", "noul", "{}", "0.5", "0.29999999999999999", 11 },
+	{ "d1", "only", "choice", "{\"a\":1}", "\"a\"", NULL, 0 },
+};
+#define OLD_ANSWERS (sizeof(old_answers) / sizeof(old_answers[0]))
+
+/* What store_answers_add() writes for decision's rows, in position
+ * order, into b. */
+static void
+answers_of(const char *decision, struct buf *b)
+{
+	struct answer_text	 t;
+	const struct old_answer	*o;
+	double			 mass;
+	int			 pos, found;
+	size_t			 i;
+
+	for (pos = 0, found = 1; found; pos++) {
+		found = 0;
+		for (i = 0; i < OLD_ANSWERS; i++) {
+			o = &old_answers[i];
+			if (strcmp(o->decision, decision) != 0 ||
+			    o->position != pos)
+				continue;
+			memset(&t, 0, sizeof(t));
+			t.name = o->question;
+			t.name_len = strlen(o->question);
+			t.type = o->type;
+			t.type_len = strlen(o->type);
+			t.dist = o->dist;
+			t.dist_len = strlen(o->dist);
+			t.answer = o->answer;
+			t.answer_len = strlen(o->answer);
+			if (o->mass != NULL) {
+				mass = strtod(o->mass, NULL);
+				t.label_mass = &mass;
+			}
+			store_answers_add(b, &t);
+			found = 1;
+		}
+	}
+	store_answers_end(b);
+}
+
+/* The layout of version 9 (decision_answers, decisions_schema, outcomes
+ * without their schema version), as sql/pg/migrate-10.sql finds it,
+ * with three decisions (d0's and d1's answer rows, d2 none) and an
+ * outcome. */
+static void
+set_back_to_9(PGconn *c)
+{
+	const char	*v[7];
+	char		 pos[16];
+	size_t		 i;
+
+	PQclear(query(c, "ALTER TABLE decisions DROP COLUMN answers;"
+	    " ALTER TABLE outcomes DROP COLUMN schema_id,"
+	    " DROP COLUMN schema_version;"
+	    " CREATE INDEX decisions_schema"
+	    " ON decisions(schema_id, schema_version);"
+	    " CREATE TABLE decision_answers ("
+	    " decision_id TEXT COLLATE \"C\" NOT NULL REFERENCES decisions(id),"
+	    " question TEXT COLLATE \"C\" NOT NULL, position BIGINT NOT NULL,"
+	    " type TEXT NOT NULL, distribution TEXT NOT NULL,"
+	    " answer TEXT NOT NULL, label_mass DOUBLE PRECISION,"
+	    " PRIMARY KEY (decision_id, question));"
+	    " INSERT INTO applications (id, name, created_at)"
+	    " VALUES (900, 'old', 1);"
+	    " INSERT INTO schemas (id, slug, created_at) VALUES (900, 'old', 1);"
+	    " INSERT INTO decisions (id, app_id, created_at_ms, backend,"
+	    " schema_id, schema_version) VALUES ('d0', 900, 1, 'b', 900, 3),"
+	    " ('d1', 900, 2, 'b', 900, 3), ('d2', 900, 3, 'b', 900, 4);"
+	    " INSERT INTO outcomes (decision_id, question, value,"
+	    " recorded_at_ms) VALUES ('d0', 'b', 'true', 5)"));
+	for (i = 0; i < OLD_ANSWERS; i++) {
+		snprintf(pos, sizeof(pos), "%d", old_answers[i].position);
+		v[0] = old_answers[i].decision;
+		v[1] = old_answers[i].question;
+		v[2] = pos;
+		v[3] = old_answers[i].type;
+		v[4] = old_answers[i].dist;
+		v[5] = old_answers[i].answer;
+		v[6] = old_answers[i].mass;
+		PQclear(PQexecParams(c, "INSERT INTO decision_answers"
+		    " VALUES ($1, $2, $3, $4, $5, $6, $7)", 7, NULL, v, NULL,
+		    NULL, 0));
+	}
+	ok(one(c, "SELECT count(*) FROM decision_answers") ==
+	    (int64_t)OLD_ANSWERS, "version 9's answer rows are in (%zu)",
+	    OLD_ANSWERS);
+}
+
+/* After step 10: each decision's answers are what store_answers_add()
+ * writes for its rows; the outcome has its decision's version. */
+static void
+migrated_answers(PGconn *c)
+{
+	static const char *const ids[] = { "d0", "d1", "d2" };
+	const char	*v[1];
+	struct buf	 b;
+	PGresult	*r;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		buf_init(&b, 1 << 16);
+		answers_of(ids[i], &b);
+		v[0] = ids[i];
+		r = PQexecParams(c, "SELECT answers FROM decisions"
+		    " WHERE id = $1", 1, NULL, v, NULL, NULL, 0);
+		if (!ok(PQntuples(r) == 1 &&
+		    strcmp(PQgetvalue(r, 0, 0), b.p) == 0, "step 10: %s's "
+		    "answers are the text store_answers_add() writes",
+		    ids[i]))
+			printf("#   got  %s\n#   want %s\n", PQntuples(r) == 1 ?
+			    PQgetvalue(r, 0, 0) : "(no row)", b.p);
+		PQclear(r);
+		buf_free(&b);
+	}
+	ok(one(c, "SELECT count(*) FROM outcomes WHERE decision_id = 'd0'"
+	    " AND schema_id = 900 AND schema_version = 3") == 1,
+	    "and the outcome has its decision's schema version");
+	ok(one(c, "SELECT count(*) FROM information_schema.tables"
+	    " WHERE table_name = 'decision_answers'") == 0 &&
+	    one(c, "SELECT count(*) FROM pg_indexes WHERE indexname IN"
+	    " ('decisions_schema', 'outcomes_schema')") == 1 &&
+	    one(c, "SELECT count(*) FROM pg_indexes"
+	    " WHERE indexname = 'outcomes_schema'") == 1,
+	    "decision_answers and decisions_schema are gone, outcomes_schema"
+	    " is there");
+	PQclear(query(c, "DELETE FROM outcomes; DELETE FROM decisions;"
+	    " DELETE FROM schemas; DELETE FROM applications"));
+}
+
 int
 main(void)
 {
@@ -300,6 +462,7 @@ main(void)
 	struct error		 e = { 0 };
 	struct store		*st;
 	struct app		 a;
+	json_object		*values;
 	PGconn			*c;
 	int64_t			 before;
 	int			 db_ok = 0, cache_ok = 0, schema;
@@ -336,8 +499,10 @@ main(void)
 	    e.message);
 	error_clear(&e);
 	/* A database of version 6, the engine's first, with the index
-	 * version 7 dropped and the columns of the openai options that
-	 * version 8 moves into backends.options, set for one backend. */
+	 * version 7 dropped, the columns of the openai options that
+	 * version 8 moves into backends.options, set for one backend, and
+	 * the answer rows version 10 moves into decisions.answers. */
+	set_back_to_9(c);
 	PQclear(query(c, "CREATE INDEX decisions_time ON"
 	    " decisions(created_at_ms);"
 	    " ALTER TABLE backends ADD COLUMN max_options BIGINT,"
@@ -360,6 +525,7 @@ main(void)
 	    " AND options IS NULL") == 1, "and moves the openai options into"
 	    " backends.options, only those set");
 	PQclear(query(c, "DELETE FROM backends"));
+	migrated_answers(c);
 
 	mirrors_sqlite(c);
 	statements(c);
@@ -377,6 +543,17 @@ main(void)
 	snprintf(a.name, sizeof(a.name), "by-hand");
 	ok(store_app_insert(st, &a, &e) == -1 && e.code == ERR_CONFLICT,
 	    "a duplicate name is a conflict: %s", e.message);
+	error_clear(&e);
+	/* The outcome's row takes its schema version from its decision:
+	 * a decision gone meanwhile (a prune) is not found, and nothing is
+	 * written. */
+	values = json_tokener_parse("{\"q\":true}");
+	ok(store_outcome_record(st, "0190aaaa-0000-7000-8000-000000000009",
+	    values, NULL, 1, &e) == -1 && e.code == ERR_NOT_FOUND &&
+	    one(c, "SELECT count(*) FROM outcomes") == 0, "an outcome of a "
+	    "decision that is gone: not found, nothing written: %s",
+	    e.message);
+	json_object_put(values);
 	error_clear(&e);
 	ok(store_app_by_name(st, "by-hand", &a, &e) == 1 && a.id > 0,
 	    "the application is found");
