@@ -66,7 +66,8 @@ CREATE TABLE challenger_answers_10 (
 
 -- Ids that share a key take its slots in id order.  Each answer's
 -- text as store_answers_add() writes it: the stored distribution and
--- answer as they are, the names quoted, label_mass when there is one.
+-- answer as they are, the names quoted, label_mass when there is one,
+-- in its shortest text (answer_number(), src/store_sqlite_rid.c).
 INSERT INTO decisions_10 (rid, id, app_id, created_at_ms, model, backend,
 	schema_id, schema_version, template_id, template_version, state,
 	input_tokens, output_tokens, latency_gateway_ms, latency_backend_ms,
@@ -81,7 +82,8 @@ SELECT decision_rid(d.id, row_number() OVER (PARTITION BY
 		',"type":' || json_quote(type) ||
 		',"distribution":' || distribution ||
 		',"answer":' || answer ||
-		coalesce(',"label_mass":' || json_quote(label_mass), '') ||
+		CASE WHEN label_mass IS NOT NULL THEN ',"label_mass":' ||
+		answer_number(label_mass) ELSE '' END ||
 		'}' AS text
 		FROM decision_answers WHERE decision_id = d.id
 		ORDER BY position) a), '[]')

@@ -296,6 +296,10 @@ sqlite_migrate(sqlite3 *db, const char *path, int *found_out,
 	char	sql[64];
 	int	v, found;
 
+	/* Step 10 computes rids; a copy being migrated (restore, the
+	 * import) comes on a connection of its own. */
+	if (sqlite_rid_register(db) == -1)
+		return error_set(e, ERR_UNAVAILABLE, NULL, "out of memory");
 	if (exec(db, store_sql[STMT_INIT_BEGIN], e, "begin") == -1)
 		return -1;
 	if ((v = user_version(db)) < 0 || v > SCHEMA_VERSION) {

@@ -52,7 +52,7 @@ open_file(const char *path, int flags, struct error *e)
 	sqlite3 *db = NULL;
 
 	if (sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK || sqlite_rid_register(db) == -1) {
+	    SQLITE_OK) {
 		failed(db, e, path, "cannot open");
 		sqlite3_close(db);
 		return NULL;

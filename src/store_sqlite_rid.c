@@ -18,9 +18,13 @@
  *				no lookup would find
  *
  * Registered on every connection that reads or writes decisions
- * (store_sqlite.c and the files that open one of their own). */
+ * (store_sqlite.c and the files that open one of their own), with
+ * answer_number(x), the text of number x that store_answers_add()
+ * writes (ju_write_num()), for sql/migrate-10.sql to write a stored
+ * answer's label_mass as the workers do. */
 #include "config.h"
 
+#include "json_util.h"
 #include "store_sqlite.h"
 #include "uuid7.h"
 
@@ -45,6 +49,21 @@ decision_rid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		    "UUIDv7" : "decision_rid: 16 decisions share one key", -1);
 }
 
+static void
+answer_number(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	char	text[JU_NUM_MAX];
+	size_t	n;
+
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	n = ju_num_text(sqlite3_value_double(argv[0]), text);
+	sqlite3_result_text(ctx, text, (int)n, SQLITE_TRANSIENT);
+}
+
 int
 sqlite_rid_register(sqlite3 *db)
 {
@@ -54,7 +73,9 @@ sqlite_rid_register(sqlite3 *db)
 	if (sqlite3_create_function(db, "decision_rid", 1, flags, NULL,
 	    decision_rid, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_create_function(db, "decision_rid", 2, flags, NULL,
-	    decision_rid, NULL, NULL) != SQLITE_OK)
+	    decision_rid, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function(db, "answer_number", 1, flags, NULL,
+	    answer_number, NULL, NULL) != SQLITE_OK)
 		return -1;
 	return 0;
 }

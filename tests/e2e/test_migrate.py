@@ -262,7 +262,7 @@ def main():
         out = p.stdout
         t.ok(all("  %-18s %d rows" % (n, want[n]) in out for n in TABLES),
              "migrate prints the rows of every table", out)
-        t.ok("schema version 9" in out and "pepper" in out and
+        t.ok("schema version 10" in out and "pepper" in out and
              "same" in out and dst.url not in out,
              "it names the schema version and the pepper to keep, never "
              "the URL", out)

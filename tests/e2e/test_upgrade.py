@@ -179,6 +179,8 @@ CREATE INDEX decisions_state_time ON decisions(created_at_ms)
 # A twin of each decision whose id has the same time and counter (two
 # workers in one ms drawing the same counter): the migration gives each
 # a slot of their key (src/store_sqlite_rid.c), where both are found.
+# The twin's answer to "rude" has a label mass (as an openai backend's
+# would), which the migration writes as the workers write numbers.
 SQLITE_TWINS_7 = """
 INSERT INTO decisions SELECT substr(id, 1, 24) || 'ffffffffffff', app_id,
     created_at_ms, model, backend, schema_id, schema_version, template_id,
@@ -186,7 +188,7 @@ INSERT INTO decisions SELECT substr(id, 1, 24) || 'ffffffffffff', app_id,
     latency_gateway_ms, latency_backend_ms FROM decisions;
 INSERT INTO decision_answers SELECT substr(decision_id, 1, 24) ||
     'ffffffffffff', question, position, type, distribution, answer,
-    label_mass FROM decision_answers;
+    CASE WHEN question = 'rude' THEN 2.0 / 3 END FROM decision_answers;
 """
 
 
@@ -283,6 +285,13 @@ def test_schema_upgrade(t, g, key):
                        " ORDER BY id", (slot0(did), did, twin(did))),
                  [(0,), (1,)], "the two in slots 0 and 1 of their key, in "
                  "id order")
+            stored = g.answers(twin(did))
+            t.ok(stored[0]["question"] == "rude" and
+                 '"x_abstain":false},"label_mass":0.6666666666666666},'
+                 in g.sql("SELECT answers FROM decisions WHERE id = ?",
+                          (twin(did),))[0][0],
+                 "its label mass written as the workers write it, "
+                 "shortest", stored)
     rows = g.sql("SELECT kind, options FROM backends ORDER BY name")
     t.eq([(k, json.loads(o) if o is not None else None) for k, o in rows],
          [("lexical", None), ("openai", {"max_options": 8,

@@ -35,11 +35,11 @@
 #include "store_pg.h"
 #include "tap.h"
 
-/* SQLite's .sql files (src/sql_files.c): store_sqlite.h, which has
- * them, defines another struct store. */
-extern const char schema_sql[], cache_sql[], migrate_2_sql[],
-    migrate_3_sql[], migrate_4_sql[], migrate_5_sql[], migrate_6_sql[],
-    migrate_7_sql[], migrate_8_sql[], migrate_9_sql[], migrate_10_sql[];
+/* SQLite's schema steps, its cache and decision_rid(): store_sqlite.h,
+ * which declares them, defines another struct store. */
+extern const char cache_sql[];
+const char	*sqlite_schema_step(int v);
+int		 sqlite_rid_register(sqlite3 *db);
 
 /* "table.column" of every column of SQLite's schema, made as init makes
  * it, and of the cache's admission table (as "admission.column"). */
@@ -49,17 +49,18 @@ static int	nsq;
 static void
 sqlite_columns(void)
 {
-	static const char *const steps[] = { schema_sql, migrate_2_sql,
-	    migrate_3_sql, migrate_4_sql, migrate_5_sql, migrate_6_sql,
-	    migrate_7_sql, migrate_8_sql, migrate_9_sql, migrate_10_sql,
-	    "ATTACH DATABASE ':memory:' AS cache", cache_sql };
 	sqlite3		*db;
 	sqlite3_stmt	*stmt;
-	size_t		 i;
+	const char	*sql;
+	int		 v;
 
 	sqlite3_open(":memory:", &db);
-	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
-		sqlite3_exec(db, steps[i], NULL, NULL, NULL);
+	sqlite_rid_register(db);
+	for (v = 0; (sql = sqlite_schema_step(v)) != NULL; v++)
+		sqlite3_exec(db, sql, NULL, NULL, NULL);
+	sqlite3_exec(db, "ATTACH DATABASE ':memory:' AS cache", NULL, NULL,
+	    NULL);
+	sqlite3_exec(db, cache_sql, NULL, NULL, NULL);
 	sqlite3_prepare_v2(db, "SELECT m.name || '.' || p.name"
 	    " FROM sqlite_schema m, pragma_table_info(m.name) p"
 	    " WHERE m.type = 'table' UNION ALL"
