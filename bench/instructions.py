@@ -45,6 +45,11 @@ def callgrind(worker, work, n, upstream=None):
         f.write("#!/bin/sh\nexec valgrind -q --tool=callgrind "
                 "--callgrind-out-file=%s/cg.%%p %s \"$@\"\n" % (out, worker))
     os.chmod(wrap, 0o755)
+    # The worker's own console beside the wrapper: the database is set
+    # up at that build's schema version (tests/e2e/gateway.py).
+    admin = os.path.join(os.path.dirname(worker), "evalgate-admin")
+    if os.path.exists(admin):
+        os.symlink(admin, os.path.join(out, "evalgate-admin"))
     g = gateway.Gateway(workers=1, worker=wrap, env={
         "SERVICE_DB_SYNC": os.environ.get("SYNC", "normal")})
     key = br.bench_setup(g, out, upstream.url if upstream else None)
