@@ -364,9 +364,10 @@ write_answer(struct buf *b, int both, json_object *question,
 	return rc;
 }
 
-int
-answer_write(struct buf *b, json_object *question, const double *p,
-    size_t n, double T, double threshold)
+/* write_answer() of a question whose shape p fits: -1 otherwise. */
+static int
+write_checked(struct buf *b, int both, json_object *question,
+    const double *p, size_t n, double T, double threshold)
 {
 	enum qtype	 t;
 	size_t		 arity;
@@ -374,20 +375,21 @@ answer_write(struct buf *b, json_object *question, const double *p,
 	t = question_shape(question, &arity);
 	if (t == Q__MAX || n == 0 || p == NULL || n != arity)
 		return -1;
-	return write_answer(b, 0, question, t, p, n, T, threshold);
+	return write_answer(b, both, question, t, p, n, T, threshold);
+}
+
+int
+answer_write(struct buf *b, json_object *question, const double *p,
+    size_t n, double T, double threshold)
+{
+	return write_checked(b, 0, question, p, n, T, threshold);
 }
 
 int
 answer_write_both(struct buf *b, json_object *question, const double *p,
     size_t n, double T, double threshold)
 {
-	enum qtype	 t;
-	size_t		 arity;
-
-	t = question_shape(question, &arity);
-	if (t == Q__MAX || n == 0 || p == NULL || n != arity)
-		return -1;
-	return write_answer(b, 1, question, t, p, n, T, threshold);
+	return write_checked(b, 1, question, p, n, T, threshold);
 }
 
 int

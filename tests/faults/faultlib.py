@@ -39,10 +39,10 @@ def setup_demo(g):
 STRACE_CALL = re.compile(r"^\d+\s+(\w+)\((\d+)<([^>]*)>")
 
 
-def strace_worker(g, calls, action):
+def strace_lines(g, calls, action):
     """Runs action() while strace follows g's first worker, tracing the
-    given system calls; returns action's result and the calls seen, in
-    order, as (name, fd, the file or socket strace names)."""
+    given system calls (strace's -e trace= list); returns action's
+    result, the seconds it took and the lines strace wrote, in order."""
     out = os.path.join(g.dir, "strace.txt")
     st = subprocess.Popen(["strace", "-f", "-y", "-o", out,
                            "-e", "trace=" + ",".join(calls),
@@ -50,18 +50,23 @@ def strace_worker(g, calls, action):
                           stderr=subprocess.PIPE)
     st.stderr.readline()            # "strace: Process N attached"
     try:
+        t0 = time.time()
         result = action()
+        took = time.time() - t0
         time.sleep(0.2)
     finally:
         st.send_signal(signal.SIGINT)
         st.wait(10)
-    seen = []
     with open(out) as f:
-        for line in f:
-            m = STRACE_CALL.match(line)
-            if m:
-                seen.append((m.group(1), int(m.group(2)), m.group(3)))
-    return result, seen
+        return result, took, f.read().splitlines()
+
+
+def strace_worker(g, calls, action):
+    """strace_lines(), the calls on a file descriptor as (name, fd, the
+    file or socket strace names)."""
+    result, _, lines = strace_lines(g, calls, action)
+    return result, [(m.group(1), int(m.group(2)), m.group(3))
+                    for m in map(STRACE_CALL.match, lines) if m]
 
 
 def head(method, path, headers):
