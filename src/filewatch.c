@@ -24,9 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,8 +44,6 @@ static const long remote[] = {
 
 static int			 ifd = -1;	/* owned: the instance */
 static int			 broken;	/* no instance can be had */
-static unsigned			 made;		/* instances made: which
-						 * one a watch is on */
 static volatile sig_atomic_t	 events;	/* SIGIOs counted */
 
 static void
@@ -57,22 +53,10 @@ on_sigio(int sig)
 	int	saved = errno;
 
 	(void)sig;
-	events = events == SIG_ATOMIC_MAX ? 0 : events + 1;
+	events = events + 1;
 	while (ifd != -1 && read(ifd, buf, sizeof(buf)) > 0)
 		;
 	errno = saved;
-}
-
-/* In a child after fork(): the parent's instance signals the parent.
- * The child leaves it, and every watch is due, to be set again on an
- * instance of the child's own. */
-static void
-forked(void)
-{
-	if (ifd != -1)
-		close(ifd);
-	ifd = -1;
-	events = events == SIG_ATOMIC_MAX ? 0 : events + 1;
 }
 
 /* The instance, made on first use: -1 if it cannot be. */
@@ -81,16 +65,10 @@ instance(void)
 {
 	struct sigaction	sa;
 	struct f_owner_ex	owner;
-	static int		atfork;
 	int			fd;
 
 	if (ifd != -1 || broken)
 		return ifd;
-	if (!atfork && pthread_atfork(NULL, NULL, forked) != 0) {
-		broken = 1;
-		return -1;
-	}
-	atfork = 1;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigio;
 	sa.sa_flags = SA_RESTART;
@@ -107,7 +85,6 @@ instance(void)
 		return -1;
 	}
 	ifd = fd;
-	made++;
 	return ifd;
 }
 
@@ -138,10 +115,9 @@ arm(struct filewatch *w, const char *path, int what)
 		mask |= IN_MODIFY;
 	if (instance() != -1 && !is_remote(path))
 		wd = inotify_add_watch(ifd, path, mask);
-	if (w->wd > 0 && w->wd != wd && w->made == made)
+	if (w->wd > 0 && w->wd != wd)
 		inotify_rm_watch(ifd, w->wd);
 	w->wd = wd;
-	w->made = made;
 }
 
 int

@@ -22,7 +22,6 @@
  * owner's); zeroed, or set up by filewatch_reset(), before first use. */
 struct filewatch {
 	int		 wd;		/* the inotify watch; 0 or -1: none */
-	unsigned	 made;		/* on the instance made so many-th */
 	unsigned	 seen;		/* events counted when last due */
 	int64_t		 at_us;		/* when last due (clock_mono_us) */
 };

@@ -3,8 +3,8 @@
  * it, and is due at once, without waiting for the backstop, when it is
  * renamed over, unlinked, chmod()ed or (watched for its size) cut short,
  * by this process or by another one; a write to a file not watched for
- * its size is not an event; a child after fork() watches on its own;
- * every call is due again after FILEWATCH_BACKSTOP_MS. */
+ * its size is not an event; every call is due again after
+ * FILEWATCH_BACKSTOP_MS. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -64,28 +64,6 @@ replaced_by_child(void)
 	return c == 'x' ? 0 : -1;
 }
 
-/* In a child of a process that watched path: its watch is due once,
- * then tells the child's own changes; 0 if so. */
-static int
-child_watches(struct filewatch *w)
-{
-	pid_t	pid;
-	int	status;
-
-	if ((pid = fork()) == -1)
-		return -1;
-	if (pid == 0) {
-		if (filewatch_due(w, path, 0) != 1 ||
-		    filewatch_due(w, path, 0) != 0)
-			_exit(1);
-		touch(other);
-		(void)!rename(other, path);
-		_exit(due_once(w, 0) ? 0 : 2);
-	}
-	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) ?
-	    WEXITSTATUS(status) : -1;
-}
-
 int
 main(void)
 {
@@ -130,11 +108,6 @@ main(void)
 	    "watch of the process due once");
 	ok(filewatch_due(&w, path, 0) == 0 && filewatch_due(&sized, path,
 	    FILEWATCH_SIZE) == 0, "then neither is due");
-
-	ok(child_watches(&w) == 0, "in a child after fork(): due once, then "
-	    "told of what the child does (on an instance of its own)");
-	ok(due_once(&w, 0), "and the parent is told too: its instance is "
-	    "its own still");
 
 	filewatch_reset(&w);
 	ok(due_once(&w, 0), "reset: due");
