@@ -466,15 +466,7 @@ shm_maintain(struct shm *m)
 	struct shm	 fresh;
 	struct error	 e = { 0 };
 
-	/* Between events on the file (filewatch.h), its size and identity
-	 * are the ones checked last: the header alone is read, which a
-	 * write through another mapping changes without an event. */
-	memset(&sb, 0, sizeof(sb));
-	sb.st_dev = m->dev;
-	sb.st_ino = m->ino;
-	sb.st_size = (off_t)m->size;
-	if (m->f != NULL && !m->lost && (!filewatch_due(&m->watch, m->path,
-	    FILEWATCH_SIZE) || stat(m->path, &sb) == 0) &&
+	if (m->f != NULL && !m->lost && stat(m->path, &sb) == 0 &&
 	    sb.st_dev == m->dev && sb.st_ino == m->ino) {
 		if ((size_t)sb.st_size == m->size &&
 		    header_ok(m->f, m->size, &sb) && m->f->nslots == m->nslots) {
@@ -493,14 +485,10 @@ shm_maintain(struct shm *m)
 	fresh.self = NULL;
 	fresh.nslots = 0;
 	fresh.lost = 0;
-	/* Whatever comes of it, the next call checks the file at path
-	 * again, and watches the one it maps. */
-	filewatch_reset(&m->watch);
 	if (map_file(&fresh, &e) == -1) {
 		error_clear(&e);
 		return -1;
 	}
-	filewatch_reset(&fresh.watch);
 	if (!m->lost)		/* else our slot is private zeroes */
 		release(m);
 	forget_robust();

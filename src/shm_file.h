@@ -14,7 +14,6 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "filewatch.h"
 #include "shm.h"
 #include "shm_admit.h"
 #include "shm_budget.h"
@@ -169,8 +168,6 @@ struct shm {
 	int			 fd;		/* owned */
 	dev_t			 dev;		/* of the file mapped */
 	ino_t			 ino;
-	struct filewatch	 watch;		/* of the file at path: when
-						 * to stat() it (shm_maintain) */
 	struct shm_file		*f;		/* owned: the mapping */
 	size_t			 size;		/* bytes mapped */
 	size_t			 nslots;	/* its slots, as checked when it

@@ -543,7 +543,6 @@ sqlite_connect(struct store *st, struct error *e)
 		memset(&sb, 0, sizeof(sb));
 	st->cache_file = sb.st_ino;
 	st->cache_dev = sb.st_dev;
-	filewatch_reset(&st->cache_watch);
 	sqlite3_busy_handler(st->db, busy, st);
 	sqlite3_wal_hook(st->db, wal_hook, st);
 	sqlite3_update_hook(st->db, update_hook, st);
@@ -602,8 +601,7 @@ sq_maintain(struct store *st)
 	/* The cache deleted or replaced (an operator may, at any time):
 	 * every worker moves to the new file, or the host's rate windows,
 	 * memo and cool-downs split between the old and the new. */
-	if (st->db != NULL && !st->stale && filewatch_due(&st->cache_watch,
-	    st->settings->cache_path, 0) && cache_moved(st)) {
+	if (st->db != NULL && !st->stale && cache_moved(st)) {
 		log_info("cache: %s was deleted or replaced: reopened",
 		    st->settings->cache_path);
 		st->stale = 1;

@@ -10,7 +10,6 @@
 #include <sqlite3.h>
 
 #include "buf.h"
-#include "filewatch.h"
 #include "kept.h"
 #include "store_engine.h"
 
@@ -182,7 +181,6 @@ struct store {
 	int		 stale;		/* reopen before the next request */
 	ino_t		 cache_file;	/* the cache file attached */
 	dev_t		 cache_dev;
-	struct filewatch cache_watch;	/* when to stat() its path */
 	int		 ro_fs;		/* its file system is read-only */
 	int		 said_ro;	/* logged that it opened read-only */
 	int64_t		 retry_at_us;	/* no reconnecting before */
