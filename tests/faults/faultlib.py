@@ -42,7 +42,7 @@ STRACE_CALL = re.compile(r"^\d+\s+(\w+)\((\d+)<([^>]*)>")
 def strace_lines(g, calls, action):
     """Runs action() while strace follows g's first worker, tracing the
     given system calls (strace's -e trace= list); returns action's
-    result, the seconds it took and the lines strace wrote, in order."""
+    result and the lines strace wrote, in order."""
     out = os.path.join(g.dir, "strace.txt")
     st = subprocess.Popen(["strace", "-f", "-y", "-o", out,
                            "-e", "trace=" + ",".join(calls),
@@ -50,21 +50,19 @@ def strace_lines(g, calls, action):
                           stderr=subprocess.PIPE)
     st.stderr.readline()            # "strace: Process N attached"
     try:
-        t0 = time.time()
         result = action()
-        took = time.time() - t0
         time.sleep(0.2)
     finally:
         st.send_signal(signal.SIGINT)
         st.wait(10)
     with open(out) as f:
-        return result, took, f.read().splitlines()
+        return result, f.read().splitlines()
 
 
 def strace_worker(g, calls, action):
     """strace_lines(), the calls on a file descriptor as (name, fd, the
     file or socket strace names)."""
-    result, _, lines = strace_lines(g, calls, action)
+    result, lines = strace_lines(g, calls, action)
     return result, [(m.group(1), int(m.group(2)), m.group(3))
                     for m in map(STRACE_CALL.match, lines) if m]
 
