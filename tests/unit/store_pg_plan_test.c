@@ -20,6 +20,7 @@
 
 #include "settings.h"
 #include "store_pg.h"
+#include "pg_query.h"
 #include "tap.h"
 
 #define DECISIONS	"6000"		/* rows of decisions */
@@ -64,17 +65,6 @@ static const struct plan_case {
 	  { "018bcfe5-6be8-7001-8000-000000000001", "0" },
 	  "decisions_pkey", "outcomes_pkey", NULL },
 };
-
-static PGresult *
-query(PGconn *c, const char *sql)
-{
-	PGresult *r = PQexec(c, sql);
-
-	if (PQresultStatus(r) != PGRES_TUPLES_OK &&
-	    PQresultStatus(r) != PGRES_COMMAND_OK)
-		printf("# %s: %s", sql, PQerrorMessage(c));
-	return r;
-}
 
 /* A few thousand decisions of four applications and schemas, one a
  * second from T0, their ids UUIDv7 texts of that ms; one in three with

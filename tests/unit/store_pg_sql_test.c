@@ -33,6 +33,7 @@
 #include "buf.h"
 #include "settings.h"
 #include "store_pg.h"
+#include "pg_query.h"
 #include "tap.h"
 
 /* SQLite's schema steps, its cache and decision_rid(): store_sqlite.h,
@@ -71,17 +72,6 @@ sqlite_columns(void)
 		    (const char *)sqlite3_column_text(stmt, 0));
 	sqlite3_finalize(stmt);
 	sqlite3_close(db);
-}
-
-static PGresult *
-query(PGconn *c, const char *sql)
-{
-	PGresult *r = PQexec(c, sql);
-
-	if (PQresultStatus(r) != PGRES_TUPLES_OK &&
-	    PQresultStatus(r) != PGRES_COMMAND_OK)
-		printf("# %s: %s", sql, PQerrorMessage(c));
-	return r;
 }
 
 static int64_t
