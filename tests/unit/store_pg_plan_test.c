@@ -223,22 +223,14 @@ main(void)
 	static struct settings	 s;
 	static const char *const modes[] = { "force_custom_plan",
 	    "force_generic_plan" };
-	const char		*url = getenv("EVALGATE_TEST_PG_URL");
+	const char		*url;
 	char			 dir[] = "/tmp/evalgate-plan.XXXXXX", path[64];
 	struct error		 e = { 0 };
 	PGconn			*c;
 	size_t			 i, m;
 
-	if (url == NULL || *url == '\0') {
-		printf("1..0 # SKIP no EVALGATE_TEST_PG_URL (run "
-		    "tests/pg/test_plans.pg)\n");
+	if ((url = pg_test_settings(&s, dir, "tests/pg/test_plans.pg")) == NULL)
 		return 0;
-	}
-	if (mkdtemp(dir) == NULL)
-		return 1;
-	snprintf(s.db_url, sizeof(s.db_url), "%s", url);
-	snprintf(s.cache_path, sizeof(s.cache_path), "%s/cache.db", dir);
-	s.db_sync = DB_SYNC_FULL;
 	s.workers = 1;
 	ok(store_init(&s, &e) == 0, "init creates the schema %s", e.message);
 	c = PQconnectdb(url);

@@ -448,7 +448,7 @@ int
 main(void)
 {
 	static struct settings	 s;
-	const char		*url = getenv("EVALGATE_TEST_PG_URL");
+	const char		*url;
 	char			 dir[] = "/tmp/evalgate-pg.XXXXXX", sql[160];
 	struct error		 e = { 0 };
 	struct store		*st;
@@ -458,16 +458,8 @@ main(void)
 	int64_t			 before;
 	int			 db_ok = 0, cache_ok = 0, schema;
 
-	if (url == NULL || *url == '\0') {
-		printf("1..0 # SKIP no EVALGATE_TEST_PG_URL (run "
-		    "tests/store_pg_test.sh)\n");
+	if ((url = pg_test_settings(&s, dir, "tests/store_pg_test.sh")) == NULL)
 		return 0;
-	}
-	if (mkdtemp(dir) == NULL)
-		return 1;
-	snprintf(s.db_url, sizeof(s.db_url), "%s", url);
-	snprintf(s.cache_path, sizeof(s.cache_path), "%s/cache.db", dir);
-	s.db_sync = DB_SYNC_FULL;
 	s.workers = 2;
 
 	ok(strcmp(store_engine_name(&s), "postgresql") == 0,
