@@ -131,7 +131,7 @@ main(int argc, char **argv)
 	FCGX_Request		 fcgi;
 	struct req		 r;
 	char			 err[512];
-	int			 unix_socket;
+	int			 unix_socket, guarded;
 
 	/* Before anything FastCGI: an operator asks from a shell. */
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
@@ -172,14 +172,16 @@ main(int argc, char **argv)
 	 * budgets, the write-lock queues, metrics).  Without it those limits
 	 * are off and nothing is counted, which is logged: not a reason to
 	 * refuse requests.  Mapped first: opening the store writes the
-	 * cache, in its queue. */
+	 * cache, in its queue.  Guarded from the start: the file may be
+	 * cut short while it is being set up. */
+	guarded = shm_guard() == 0;
 	if ((shm = shm_attach(settings.shm_path, SHM_SLOTS(settings.workers) >
 	    SHM_SLOTS_DEFAULT ? (int)settings.workers : 0, 0666, &e)) == NULL) {
 		log_warn("%s: host-wide limits off", e.message);
 		error_clear(&e);
 	}
 	shm_set_host(shm);
-	if (shm != NULL && shm_guard() == -1)
+	if (shm != NULL && !guarded)
 		log_warn("shared memory: cannot catch SIGBUS; a file cut "
 		    "short under the workers will stop them");
 	if (settings.cpu_affinity && shm_spread(shm) == -1)

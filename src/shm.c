@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -32,6 +31,7 @@
 #define SHM_LOCK_WAIT_MS 2000		/* the mutex: longer is a broken one */
 
 static struct shm	*host;		/* the process's mapping, or NULL */
+static struct shm	*mapping;	/* the one map_file() makes, or NULL */
 
 /* The start time of process pid (field 22 of /proc/PID/stat, in clock
  * ticks since boot), or 0 when it cannot be read. */
@@ -81,9 +81,9 @@ setup(struct shm_file *f, size_t nslots, const struct stat *sb)
 	size_t			i;
 	int			rc;
 
-	/* The slots and the tables after them are zero: the file was
-	 * truncated to nothing and grown again (map_once), which leaves
-	 * it sparse; writing them would give every page a block. */
+	/* The slots and the tables after them are zero: the file is new
+	 * (make_file) and sparse; writing them would give every page a
+	 * block. */
 	memset(f, 0, sizeof(*f));
 	f->version = SHM_VERSION;
 	f->nslots = nslots;
@@ -147,62 +147,125 @@ header_ok(const struct shm_file *f, size_t size, const struct stat *sb)
 	    f->ino == (uint64_t)sb->st_ino;
 }
 
+/* Maps size bytes of m->fd, shared. */
+static int
+map_fd(struct shm *m, size_t size)
+{
+	m->f = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+	if (m->f == MAP_FAILED) {
+		m->f = NULL;
+		return -1;
+	}
+	m->size = size;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);	/* on_sigbus reads them */
+	return 0;
+}
+
+/* A new file, set up under a name of its own and only then linked at
+ * m->path, so that a file at the path is always one set up whole: a
+ * file found there cut short or never set up is damaged, and is
+ * unlinked rather than set up again in place, under the workers that
+ * still map it (they would take slots and lead the group commit in a
+ * header made anew).  1 made and mapped, 0 another process's came
+ * first (to be mapped), -1 with e set.  A process killed before the
+ * link leaves its file under the other name (PATH.PID.new), taken
+ * back by the next process of that pid. */
+static int
+make_file(struct shm *m, struct error *e)
+{
+	char		 tmp[sizeof(m->path) + 32];
+	struct stat	 sb;
+	const char	*what;
+	size_t		 size = FILE_SIZE(m->want);
+	int		 made = 0;
+
+	what = "create";
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.new", m->path,
+	    (long)getpid()) >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	unlink(tmp);
+	if ((m->fd = open(tmp, O_RDWR | O_CLOEXEC | O_CREAT | O_EXCL,
+	    m->mode)) == -1)
+		goto fail;
+	made = 1;
+	if (fstat(m->fd, &sb) == -1)
+		goto fail;
+	what = "size";
+	if (ftruncate(m->fd, (off_t)size) == -1)
+		goto fail;
+	what = "map";
+	if (map_fd(m, size) == -1)
+		goto fail;
+	what = "set up";
+	if (setup(m->f, m->want, &sb) == -1)
+		goto fail;
+	/* link() fails if another process put its file there first (we
+	 * map that one); on a file system without hard links rename()
+	 * puts ours in place all the same, over one made meanwhile (whose
+	 * workers map ours at their next request).  Either keeps the
+	 * inode the header names. */
+	what = "link";
+	if (link(tmp, m->path) == 0)
+		unlink(tmp);
+	else if (errno == EEXIST) {
+		unlink(tmp);
+		unmap(m);
+		return 0;
+	} else if (rename(tmp, m->path) == -1)
+		goto fail;
+	m->nslots = (size_t)m->f->nslots;
+	m->dev = sb.st_dev;
+	m->ino = sb.st_ino;
+	return 1;
+fail:
+	error_set(e, ERR_UNAVAILABLE, NULL, "shared memory %s: %s: %s",
+	    m->path, what, strerror(errno));
+	unmap(m);
+	if (made)
+		unlink(tmp);
+	return -1;
+}
+
 /* One try at mapping the file at m->path: 1 done, 0 try again (the file
- * was replaced, or was of another layout and is now unlinked), -1 with
- * e set. */
+ * was replaced, or was damaged or of another layout and is now
+ * unlinked), -1 with e set.  A worker makes the file when there is
+ * none (make_file()); the console only joins the workers'. */
 static int
 map_once(struct shm *m, struct error *e)
 {
 	struct stat	 sb;
-	size_t		 size;
-	uint32_t	 magic = 0;
-	const char	*what;
+	const char	*what = "open";
 
-	what = "open";
-	if ((m->fd = open(m->path, O_RDWR | O_CLOEXEC | (m->join ? 0 :
-	    O_CREAT), m->mode)) == -1)
+	if ((m->fd = open(m->path, O_RDWR | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT && !m->join)
+			return make_file(m, e);
 		goto fail;
-	what = "lock";
-	if (flock(m->fd, LOCK_EX) == -1 || fstat(m->fd, &sb) == -1)
+	}
+	what = "stat";
+	if (fstat(m->fd, &sb) == -1)
 		goto fail;
-	if (sb.st_nlink == 0) {		/* unlinked before we locked it */
+	if (sb.st_nlink == 0) {		/* unlinked since we opened it */
 		unmap(m);
 		return 0;
 	}
-	/* A file that was never set up (new, or its maker died half way,
-	 * or not ours) is emptied and set up at our size: nobody maps it
-	 * before. */
-	size = FILE_SIZE(m->want);
-	if ((size_t)sb.st_size >= sizeof(uint32_t) &&
-	    pread(m->fd, &magic, sizeof(magic), 0) == sizeof(magic) &&
-	    magic == SHM_MAGIC)
-		size = (size_t)sb.st_size;
-	else if (m->join) {
-		errno = ENOENT;		/* the workers have not made it yet */
-		goto fail;
-	} else if (ftruncate(m->fd, 0) == -1 ||
-	    ftruncate(m->fd, (off_t)size) == -1) {
-		what = "size";
-		goto fail;
-	}
 	what = "map";
-	if (size >= sizeof(struct shm_file) && (m->f = mmap(NULL, size,
-	    PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0)) == MAP_FAILED) {
-		m->f = NULL;
+	if ((size_t)sb.st_size >= sizeof(struct shm_file) &&
+	    map_fd(m, (size_t)sb.st_size) == -1)
 		goto fail;
-	}
-	m->size = size;
-	/* Set up, but not by us for this file (another layout, cut short,
-	 * scribbled on, copied here): a new file. */
-	if (m->f == NULL || (m->f->magic == SHM_MAGIC &&
-	    !header_ok(m->f, size, &sb))) {
-		if (m->join) {		/* the workers' is of another layout */
-			errno = EPROTO;
+	/* Cut short, never set up, of another layout, scribbled on, or
+	 * copied here: a new file. */
+	if (m->f == NULL || !header_ok(m->f, m->size, &sb)) {
+		if (m->join) {		/* another layout, or damaged */
+			errno = m->f != NULL && m->f->magic == SHM_MAGIC ?
+			    EPROTO : ENOENT;
 			goto fail;
 		}
 		/* Another build's (an upgrade): said once, by the worker
 		 * that replaces it, as its figures are left behind. */
-		if (m->f != NULL && m->f->version != SHM_VERSION)
+		if (m->f != NULL && m->f->magic == SHM_MAGIC &&
+		    m->f->version != SHM_VERSION)
 			log_info("shared memory %s: layout version %u, this "
 			    "build's is %d: made anew (the metrics start again "
 			    "from 0)", m->path, m->f->version, SHM_VERSION);
@@ -210,11 +273,7 @@ map_once(struct shm *m, struct error *e)
 		unmap(m);
 		return 0;
 	}
-	what = "set up";
-	if (m->f->magic != SHM_MAGIC && setup(m->f, m->want, &sb) == -1)
-		goto fail;
 	m->nslots = (size_t)m->f->nslots;
-	flock(m->fd, LOCK_UN);
 	m->dev = sb.st_dev;
 	m->ino = sb.st_ino;
 	return 1;
@@ -299,15 +358,20 @@ map_file(struct shm *m, struct error *e)
 {
 	int	rc = 0, tries;
 
+	/* The file may be cut short while it is set up and a slot taken
+	 * in it, before it is the host's: on_sigbus covers it too. */
+	mapping = m;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	for (tries = 0; tries < SHM_TRIES && rc == 0; tries++)
 		rc = map_once(m, e);
 	if (rc == 0)
 		error_set(e, ERR_UNAVAILABLE, NULL, "shared memory %s: "
 		    "replaced %d times while mapping it", m->path, SHM_TRIES);
-	if (rc != 1)
-		return -1;
-	claim(m);
-	return 0;
+	if (rc == 1)
+		claim(m);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mapping = NULL;
+	return rc == 1 ? 0 : -1;
 }
 
 static struct shm *
@@ -497,25 +561,31 @@ shm_maintain(struct shm *m)
 	return 0;
 }
 
-/* SIGBUS in the host's mapping: the file was cut short under it.  The
- * pages are replaced with private zeroes, so that the access that
- * faulted, and any until the next shm_maintain, completes on memory
- * that counts for nobody, and the handle is marked lost, to be mapped
- * anew between requests.  A SIGBUS anywhere else is what it was. */
+/* 1 if address at is in m's mapping, whose pages are then replaced
+ * with private zeroes, so that the access that faulted, and any until
+ * the next shm_maintain, completes on memory that counts for nobody,
+ * and the handle is marked lost, to be mapped anew between requests. */
+static int
+zero_fill(struct shm *m, const char *at)
+{
+	if (m == NULL || m->f == NULL || at < (char *)m->f ||
+	    at >= (char *)m->f + m->size || mmap(m->f, m->size,
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+	    -1, 0) == MAP_FAILED)
+		return 0;
+	m->lost = 1;		/* its slot too is private zeroes now */
+	return 1;
+}
+
+/* SIGBUS in the host's mapping, or in the one being made to replace it
+ * (map_file()): the file was cut short under it.  A SIGBUS anywhere
+ * else is what it was. */
 static void
 on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
-	struct shm	*m = host;
-	char		*at = si->si_addr;
-
 	(void)ctx;
-	if (m != NULL && m->f != NULL && at >= (char *)m->f &&
-	    at < (char *)m->f + m->size && mmap(m->f, m->size,
-	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-	    -1, 0) != MAP_FAILED) {
-		m->lost = 1;	/* its slot too is private zeroes now */
+	if (zero_fill(host, si->si_addr) || zero_fill(mapping, si->si_addr))
 		return;
-	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

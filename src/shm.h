@@ -117,9 +117,10 @@ struct shm	*shm_join(const char *path, struct error *e);
  * refused): the process then runs where the kernel puts it. */
 int		 shm_spread(struct shm *m);
 /* Keeps a worker alive when the file it maps is cut short under it (a
- * truncate, a full disk): a SIGBUS in the mapping of shm_host() gives
- * it private zeroes until the next shm_maintain maps a new file.  0, or
- * -1 when the handler cannot be set. */
+ * truncate, a full disk): a SIGBUS in the mapping of shm_host(), or in
+ * one shm_attach() or shm_maintain() is making, gives it private zeroes
+ * until the next shm_maintain maps a new file.  0, or -1 when the
+ * handler cannot be set.  Set before shm_attach(). */
 int		 shm_guard(void);
 /* Frees this process's slot and unmaps.  NULL is fine. */
 void		 shm_detach(struct shm *m);

@@ -27,9 +27,10 @@
 
 #define SHM_MAGIC	0x65677368u	/* "egsh" */
 
-/* The file's layout.  magic is written last when a file is set up, under
- * flock(), so a creator that died half way leaves magic 0: set up
- * again by the next. */
+/* The file's layout.  A file is set up under a name of its own and
+ * linked at its path only then (shm.c, make_file()), so one found at
+ * the path without magic, or cut short, is damaged: it is unlinked and
+ * made anew, never set up again in place. */
 struct shm_probe {
 	uint64_t	 key;		/* hash of the replica; 0 free */
 	int64_t	 	 at_ms;		/* the last probe let through */

@@ -9,6 +9,10 @@ would damage it:
 - truncated to nothing (which killed every worker with SIGBUS), and to
   one page with its header whole (after which new workers never
   attached again);
+- cut short again and again, a few ms apart, so that it is cut while
+  the workers set up and take a slot in the file that replaces it (a
+  SIGBUS there, outside the mapping in use, killed a worker now and
+  then);
 - its slot count, then its lock word, overwritten with garbage.
 
 After each, the load goes on: no answer other than 200 but for a few
@@ -19,6 +23,7 @@ all of it: it is rebuilt from the database's counter in each new file.
 """
 
 import os
+import random
 import shutil
 import sys
 import threading
@@ -88,6 +93,16 @@ def truncate(size):
     return lambda g: os.truncate(shm_path(g), size)
 
 
+def truncate_often(g):
+    """200 cuts, to nothing or one page, 1 to 30 ms apart."""
+    for _ in range(200):
+        try:
+            os.truncate(shm_path(g), random.choice([0, 4096]))
+        except OSError:           # between a discard and its new file
+            pass
+        time.sleep(random.uniform(0.001, 0.03))
+
+
 def overwrite(at, data):
     def damage(g):
         with open(shm_path(g), "r+b") as f:
@@ -101,6 +116,7 @@ DAMAGES = [
         (replace_with_copy(g), time.sleep(0.5)) for _ in range(10)]),
     ("truncated to nothing", truncate(0)),
     ("truncated to one page, its header whole", truncate(4096)),
+    ("cut short 200 times, 1 to 30 ms apart", truncate_often),
     ("its slot count overwritten", overwrite(NSLOTS_AT,
                                              (1 << 40).to_bytes(8, "little"))),
     ("its lock word overwritten", overwrite(LOCK_AT, b"\x5a" * 40)),
@@ -160,7 +176,8 @@ def main():
     try:
         g.admin("backend", "add", "lexical", "--kind", "lexical")
         g.publish("mood", QUESTIONS, "lexical")
-        key = g.new_key("load", "--rate-per-minute", "1000000")
+        key = g.new_key("load", "--rate-per-minute", "1000000",
+                        "--daily-quota", "100000000")
         quota_key = g.new_key("quota", "--rate-per-minute", "1000000",
                               "--daily-quota", str(20 * COST))
         g.admin("grant", "load", "mood")

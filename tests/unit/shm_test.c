@@ -731,7 +731,8 @@ static void
 test_damage(void)
 {
 	struct error	 e = { 0 };
-	struct shm	*m;
+	struct shm	*m, *other;
+	struct stat	 sb, after;
 	char		 copy[300], cmd[1300];
 	int64_t		 t0;
 	uint64_t	 huge = (uint64_t)1 << 40;
@@ -764,6 +765,21 @@ test_damage(void)
 		die("truncate");
 	ok(shm_maintain(m) == 0 && anew(m),
 	    "truncated to one page, its header whole: a new file made");
+
+	/* Cut short, then mapped by another process before this one
+	 * looked: set up again in place, the file would be shared with
+	 * processes that keep their slots (and the lead) in its old
+	 * header. */
+	if (stat(path, &sb) != 0 || truncate(path, 0) != 0)
+		die("truncate");
+	other = shm_attach(path, 4, 0600, &e);
+	ok(other != NULL && stat(path, &after) == 0 &&
+	    after.st_ino != sb.st_ino, "cut short, then attached by another "
+	    "process: a new file, not the one cut short set up again");
+	ok(shm_maintain(m) == 0 && taken(other) == 2 &&
+	    shm_workers(other) == 2, "and the process that mapped the old "
+	    "one maps the new one, in a slot of its own");
+	shm_detach(other);
 
 	/* Cut short while in use: the next touch of the mapping faults. */
 	if (truncate(path, 0) != 0)
