@@ -147,6 +147,26 @@ header_ok(const struct shm_file *f, size_t size, const struct stat *sb)
 	    f->ino == (uint64_t)sb->st_ino;
 }
 
+/* How a try at mapping ends: done, with the file sb, 1; */
+static int
+mapped(struct shm *m, const struct stat *sb)
+{
+	m->nslots = (size_t)m->f->nslots;
+	m->dev = sb->st_dev;
+	m->ino = sb->st_ino;
+	return 1;
+}
+
+/* or failed at what (errno says why), -1 with e set. */
+static int
+map_failed(struct shm *m, const char *what, struct error *e)
+{
+	error_set(e, ERR_UNAVAILABLE, NULL, "shared memory %s: %s: %s",
+	    m->path, what, strerror(errno));
+	unmap(m);
+	return -1;
+}
+
 /* Maps size bytes of m->fd, shared. */
 static int
 map_fd(struct shm *m, size_t size)
@@ -215,14 +235,9 @@ make_file(struct shm *m, struct error *e)
 		return 0;
 	} else if (rename(tmp, m->path) == -1)
 		goto fail;
-	m->nslots = (size_t)m->f->nslots;
-	m->dev = sb.st_dev;
-	m->ino = sb.st_ino;
-	return 1;
+	return mapped(m, &sb);
 fail:
-	error_set(e, ERR_UNAVAILABLE, NULL, "shared memory %s: %s: %s",
-	    m->path, what, strerror(errno));
-	unmap(m);
+	map_failed(m, what, e);
 	if (made)
 		unlink(tmp);
 	return -1;
@@ -273,15 +288,9 @@ map_once(struct shm *m, struct error *e)
 		unmap(m);
 		return 0;
 	}
-	m->nslots = (size_t)m->f->nslots;
-	m->dev = sb.st_dev;
-	m->ino = sb.st_ino;
-	return 1;
+	return mapped(m, &sb);
 fail:
-	error_set(e, ERR_UNAVAILABLE, NULL, "shared memory %s: %s: %s",
-	    m->path, what, strerror(errno));
-	unmap(m);
-	return -1;
+	return map_failed(m, what, e);
 }
 
 /* Under the lock: adds slot i's figures to the retired ones and empties
